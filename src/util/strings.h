@@ -1,0 +1,26 @@
+// Small string helpers shared by every layer.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace nf {
+
+/// Levenshtein edit distance (insert, delete, substitute each cost 1).
+size_t edit_distance(std::string_view a, std::string_view b);
+
+/// The candidate closest to `word` by edit distance if it is within max(2, |word|/3),
+/// else "". Used for "did you mean" suggestions (after ninja's edit_distance.cc).
+std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);
+
+/// " (did you mean 'x'?)" or "" when nothing is close.
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
+
+std::string trim(std::string_view s);
+std::vector<std::string> split(std::string_view s, char sep);
+std::string join(const std::vector<std::string>& parts, std::string_view sep);
+std::string to_lower(std::string_view s);
+bool starts_with(std::string_view s, std::string_view prefix);
+
+}  // namespace nf
