@@ -1,0 +1,35 @@
+// The subcommands of the noisefloor CLI. Each takes the arguments after its own name
+// and returns a process exit code (util/exit_code.h). main.cc only dispatches.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace nf::cli {
+
+using CommandFn = std::function<int(int argc, char** argv)>;
+
+int cmd_audit(int argc, char** argv);
+int cmd_run(int argc, char** argv);
+int cmd_analyze(int argc, char** argv);
+int cmd_import(int argc, char** argv);
+int cmd_serve_sim(int argc, char** argv);
+int cmd_stats(int argc, char** argv);
+int cmd_export(int argc, char** argv);
+
+/// One `noisefloor stats TEST` entry (cmd_stats.cc dispatches over the registry).
+struct StatsTest {
+  std::string name;     // "wilson"
+  std::string usage;    // "wilson X N [--level L]"
+  std::string summary;  // one line
+  /// args: the words after the test name; json: print JSON instead of text.
+  std::function<int(const std::vector<std::string>& args, bool json)> run;
+};
+
+/// Proportions, paired, resampling, multiplicity, rank, planning (stats_tests_core.cc).
+void register_core_stats_tests(std::vector<StatsTest>& out);
+/// Agreement, ANOVA, logistic regression (stats_tests_models.cc).
+void register_model_stats_tests(std::vector<StatsTest>& out);
+
+}  // namespace nf::cli

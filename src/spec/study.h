@@ -1,0 +1,104 @@
+// Study files: YAML -> a validated Study (DESIGN.md "The job, as a user sees it").
+//
+// Every error names the file, the line and the key, e.g.
+//   "study.yaml:7: replicates: must be a positive integer, got -2"
+// Unknown keys are errors with a "did you mean" suggestion. String values may contain
+// ${NAME}, expanded from the environment; an unset NAME is an error naming the key.
+// Relative paths (dataset.path, store) are resolved against the study file's directory.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/types.h"
+#include "util/status.h"
+
+namespace nf {
+
+/// Where the items come from.
+struct DatasetSpec {
+  std::string format = "medqa";  // "medqa": JSONL with question, options{A..}, answer_idx
+  std::string path;              // absolute after loading
+  int64_t limit = 0;             // first N items; 0 = all
+  std::string id_field;          // optional field holding the item id (default: line number)
+  std::string cluster_field;     // optional field holding the cluster (default: the item id)
+};
+
+/// A system under test.
+struct SubjectSpec {
+  std::string name;                 // unique within the study; used in draw keys
+  std::string backend = "sim";      // "sim" | "openai"
+  std::string model;                // model name sent to the backend
+  std::string base_url;             // openai: e.g. http://127.0.0.1:8080/v1
+  std::string api_key_env;          // openai: name of the env var holding the key ("" = none)
+  double timeout_s = 120.0;         // openai: total per-request timeout
+  int concurrency = 4;              // requests in flight for this subject
+  nlohmann::json sim = nlohmann::json::object();         // sim backend parameters
+  nlohmann::json extra_body = nlohmann::json::object();  // vendor fields sent verbatim
+};
+
+/// The configuration axes; the study's configs are their cartesian product
+/// (seed 003 §3). Each list has at least one value.
+struct ConfigAxes {
+  std::vector<double> temperature{0.0};
+  std::vector<double> top_p{1.0};
+  std::vector<std::optional<int64_t>> seed{std::optional<int64_t>(0)};
+  std::vector<int> max_tokens{512};
+  std::vector<std::string> template_name{"default"};
+};
+
+struct BootstrapSpec {
+  int resamples = 2000;
+  uint64_t seed = 1;
+  double level = 0.95;
+};
+
+/// One analysis requested by the study, with its options as written.
+struct AnalysisSpec {
+  std::string name;  // "floor" | "majority_floor" | "mcq_robustness"
+  nlohmann::json options = nlohmann::json::object();
+};
+
+struct Study {
+  std::string name;
+  std::string source_path;   // the study file as given
+  std::string source_text;   // its bytes (for the study hash)
+  uint64_t seed = 0;         // study seed: shuffles, derived request seeds
+  std::string store;         // SQLite path; "" = <out>/store.sqlite
+  std::string task = "mcq";
+  DatasetSpec dataset;
+  std::vector<SubjectSpec> subjects;
+  std::vector<std::string> conditions{"none"};
+  ConfigAxes axes;
+  int replicates = 1;
+  std::vector<AnalysisSpec> analyses;
+  BootstrapSpec bootstrap;
+};
+
+/// Known condition names for the mcq task (seed 004 §2.4).
+const std::vector<std::string>& known_mcq_conditions();
+/// Known analysis names.
+const std::vector<std::string>& known_analyses();
+
+/// Parses and validates a study from YAML text. `path` is used in messages and to
+/// resolve relative paths. `env` looks up ${NAME} (returns nullopt when unset); the
+/// default overload reads the process environment.
+/// Errors: InvalidArgument naming "path:line: key: problem".
+Result<Study> parse_study(const std::string& yaml_text, const std::string& path,
+                          const std::function<std::optional<std::string>(const std::string&)>& env);
+Result<Study> parse_study(const std::string& yaml_text, const std::string& path);
+
+/// Reads `path` and parses it. NotFound if the file is missing.
+Result<Study> load_study(const std::string& path);
+
+/// The configs of the study: the cartesian product of its axes, in a stable order, each
+/// with an id of the axes that vary ("temperature=0.7"), or "default" when none vary.
+std::vector<Config> expand_configs(const ConfigAxes& axes);
+
+}  // namespace nf

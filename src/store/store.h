@@ -1,0 +1,123 @@
+// The SQLite store: one file per study, WAL mode, versioned schema (docs/store.md).
+//
+// Every completed draw is committed in its own transaction before the runner counts
+// it, and draws are unique on (subject, item, condition, config, replicate), so a
+// SIGKILL at any moment loses at most the draws in flight and never duplicates one.
+// A Store is safe to use from several threads (calls are serialised internally).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/types.h"
+#include "util/status.h"
+
+struct sqlite3;
+
+namespace nf {
+
+/// The schema version this build writes. Opening a newer store is FailedPrecondition;
+/// an older one is migrated in place.
+inline constexpr int kStoreSchemaVersion = 1;
+
+/// One ok draw's outcome, flattened for analyses.
+struct OutcomeRow {
+  std::string subject, config, condition, item, cluster;
+  int replicate = 0;
+  std::string outcome;
+  double value = 0.0;
+  std::string label;
+};
+
+/// Draw counts per (subject, config, condition, status) for reports.
+struct StatusCount {
+  std::string subject, config, condition, status;
+  int64_t count = 0;
+};
+
+struct StudyRecord {
+  std::string name;
+  std::string hash;        // SHA-256 of the study file text ("" for imports)
+  int64_t seed = 0;
+  nlohmann::json spec;     // the study as JSON (for provenance)
+};
+
+class Store {
+ public:
+  /// Opens (creating if needed) the store at `path`, sets WAL mode, foreign keys and a
+  /// busy timeout, and creates or migrates the schema. Parent directories are created.
+  /// Errors: DataLoss if the file is not a SQLite database or its schema is corrupt;
+  /// FailedPrecondition if its schema version is newer than this build's.
+  static Result<std::unique_ptr<Store>> open(const std::string& path);
+  /// Like open() but NotFound if `path` does not exist (for `analyze`).
+  static Result<std::unique_ptr<Store>> open_existing(const std::string& path);
+
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  const std::string& path() const { return path_; }
+
+  /// Records the study (one per store). A later call replaces the record (e.g. a study
+  /// extended with more replicates); the previous hash is returned ("" if none).
+  Result<std::string> put_study(const StudyRecord& study);
+  /// The study record, or NotFound if none was written.
+  Result<StudyRecord> get_study();
+
+  /// Upserts items: id, cluster and the item as JSON. One transaction for all.
+  Status put_items(const std::vector<McqItem>& items);
+  /// Upserts generic items (id, cluster, data) — used by imports.
+  Status put_item(const std::string& id, const std::string& cluster, const nlohmann::json& data);
+  /// Upserts a subject / a config description.
+  Status put_subject(const std::string& name, const nlohmann::json& spec);
+  Status put_config(const std::string& id, const nlohmann::json& spec);
+
+  /// DrawKey::to_string() of every stored draw whose status is not api_error: the draws
+  /// a resumed run must not repeat. (api_error draws are retried on resume.)
+  Result<std::unordered_set<std::string>> finished_keys();
+
+  /// Writes one draw and its outcomes in a single transaction. If a draw with the same
+  /// key exists with status api_error it is replaced; if it exists with another status
+  /// the call fails with AlreadyExists and nothing is written.
+  Status put_draw(const Draw& draw);
+  /// Writes many draws in one transaction (imports). Same rules as put_draw.
+  Status put_draws(const std::vector<Draw>& draws);
+
+  /// The response cache. Keys must include the replicate index (runner/cache_key.h).
+  Result<std::optional<nlohmann::json>> cache_get(const std::string& key);
+  Status cache_put(const std::string& key, const nlohmann::json& response);
+
+  /// Every outcome of every ok draw, ordered by subject, config, condition, outcome,
+  /// item, replicate. `include_cached` = false leaves out draws served from the cache.
+  Result<std::vector<OutcomeRow>> outcome_rows(bool include_cached = true);
+  /// Draw counts by status.
+  Result<std::vector<StatusCount>> status_counts();
+  /// One stored draw, or NotFound.
+  Result<Draw> get_draw(const DrawKey& key);
+  /// Number of stored draws (any status).
+  Result<int64_t> draw_count();
+  /// Number of stored draws with exactly this key (0 or 1; for crash tests).
+  Result<int64_t> count_key(const DrawKey& key);
+
+  /// Writes every draw with its outcomes as JSON Lines / one outcome per CSV row.
+  Status export_jsonl(const std::string& out_path);
+  Status export_csv(const std::string& out_path);
+
+ private:
+  Store(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
+  Status migrate();
+  Status put_draw_locked(const Draw& draw);
+
+  std::string path_;
+  sqlite3* db_ = nullptr;
+  std::mutex mu_;
+};
+
+}  // namespace nf
