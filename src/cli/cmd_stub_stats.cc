@@ -1,4 +1,4 @@
-// Temporary stub; replaced by cmd_stats.cc, stats_tests_core.cc and stats_tests_models.cc.
+// Temporary stub; replaced by cmd_stats.cc and stats_tests_core.cc.
 #include <cstdio>
 
 #include "cli/commands.h"
@@ -6,5 +6,4 @@
 namespace nf::cli {
 int cmd_stats(int, char**) { std::fputs("stats: not yet built\n", stderr); return 4; }
 void register_core_stats_tests(std::vector<StatsTest>&) {}
-void register_model_stats_tests(std::vector<StatsTest>&) {}
 }  // namespace nf::cli
