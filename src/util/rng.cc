@@ -8,6 +8,7 @@
 namespace nf {
 
 namespace {
+__extension__ typedef unsigned __int128 u128;  // GCC/Clang extension, silenced for -Wpedantic
 inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 }  // namespace
 
@@ -41,12 +42,12 @@ double Rng::uniform() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53
 
 uint64_t Rng::uniform_int(uint64_t n) {
   // Lemire's nearly-divisionless method.
-  unsigned __int128 m = static_cast<unsigned __int128>(next_u64()) * n;
+  u128 m = static_cast<u128>(next_u64()) * n;
   uint64_t l = static_cast<uint64_t>(m);
   if (l < n) {
     const uint64_t t = (0 - n) % n;
     while (l < t) {
-      m = static_cast<unsigned __int128>(next_u64()) * n;
+      m = static_cast<u128>(next_u64()) * n;
       l = static_cast<uint64_t>(m);
     }
   }

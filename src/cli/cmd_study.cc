@@ -1,0 +1,176 @@
+// noisefloor audit | run | analyze
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "metrics/analyze.h"
+#include "report/markdown.h"
+#include "runner/runner.h"
+#include "spec/study.h"
+#include "store/store.h"
+#include "util/exit_code.h"
+
+namespace nf::cli {
+
+namespace {
+
+struct StudyArgs {
+  std::string study_path;
+  std::string out_dir;
+  std::string store_path;
+  bool no_cache = false;
+  bool quiet = false;
+  int threads = 0;
+  int64_t max_draws = -1;
+};
+
+void add_study_args(CLI::App& app, StudyArgs& a) {
+  app.add_option("study", a.study_path, "study file (YAML); see docs/study.md")->required();
+  app.add_option("--out", a.out_dir, "output directory for report.md and results.json (default: runs/<study name>)");
+  app.add_option("--store", a.store_path,
+                 "SQLite store (default: the study's `store:`, else <out>/store.sqlite)");
+  app.add_flag("--no-cache", a.no_cache, "do not look up the response cache (every draw calls the backend)");
+  app.add_flag("--quiet", a.quiet, "no progress line");
+  app.add_option("--threads", a.threads, "worker threads (default: the largest subject concurrency)");
+  app.add_option("--max-draws", a.max_draws, "stop after this many new draws (for rehearsals; resume later)")
+      ->check(CLI::NonNegativeNumber);
+}
+
+std::string resolve_out(const StudyArgs& a, const Study& s) {
+  return a.out_dir.empty() ? "runs/" + s.name : a.out_dir;
+}
+
+std::string resolve_store(const StudyArgs& a, const Study& s, const std::string& out) {
+  if (!a.store_path.empty()) return a.store_path;
+  if (!s.store.empty()) return s.store;
+  return out + "/store.sqlite";
+}
+
+// Runs the study; returns an exit code (0 to continue).
+int do_run(const std::string& cmd, const StudyArgs& a, const Study& study, Store& store) {
+  RunOptions ro;
+  ro.use_cache = !a.no_cache;
+  ro.progress = !a.quiet;
+  ro.threads = a.threads;
+  ro.max_draws = a.max_draws;
+  ro.stop = &install_stop_handler();
+  auto sum = run_study(study, store, ro);
+  if (!sum.ok()) return fail(cmd, sum.status());
+  std::fprintf(stderr,
+               "%s: %lld planned, %lld already in the store, %lld run now (ok %lld, parse_error %lld, api_error %lld, "
+               "refused %lld%s) in %.1f s\n",
+               cmd.c_str(), static_cast<long long>(sum->planned), static_cast<long long>(sum->already_done),
+               static_cast<long long>(sum->executed), static_cast<long long>(sum->ok),
+               static_cast<long long>(sum->parse_error), static_cast<long long>(sum->api_error),
+               static_cast<long long>(sum->refused),
+               sum->cached ? fmt::format(", {} from cache", sum->cached).c_str() : "", sum->seconds);
+  if (ro.stop->load()) {
+    std::fprintf(stderr, "%s: interrupted; run the same command again to resume\n", cmd.c_str());
+    return 130;
+  }
+  if (sum->api_error > 0) {
+    std::fprintf(stderr, "%s: %lld draws failed at the API (first: %s); they are not scored and are retried on resume\n",
+                 cmd.c_str(), static_cast<long long>(sum->api_error), sum->first_api_error.c_str());
+    if (sum->ok + sum->parse_error + sum->refused == 0 && sum->executed > 0) {
+      std::fprintf(stderr, "%s: every draw failed at the API: backend unavailable\n", cmd.c_str());
+      return static_cast<int>(ExitCode::kBackendUnavailable);
+    }
+  }
+  return 0;
+}
+
+int do_analyze(const std::string& cmd, Store& store, const std::string& out_dir, const AnalyzeOptions& opts) {
+  auto results = analyze_store(store, opts);
+  if (!results.ok()) return fail(cmd, results.status());
+  Status st = write_report(out_dir, *results);
+  if (!st.ok()) return fail(cmd, st);
+  std::fprintf(stderr, "%s: wrote %s/report.md and %s/results.json\n", cmd.c_str(), out_dir.c_str(), out_dir.c_str());
+  return 0;
+}
+
+AnalyzeOptions analyze_options_for(const Study& s) {
+  AnalyzeOptions o;
+  o.analyses = s.analyses;
+  o.bootstrap = {s.bootstrap.resamples, s.bootstrap.seed, s.bootstrap.level};
+  o.tool_version = NOISEFLOOR_VERSION;
+  return o;
+}
+
+int study_command(const std::string& cmd, int argc, char** argv, bool run, bool analyze) {
+  CLI::App app{cmd == "audit"
+                   ? "Plan, run (resumable), analyze and report a study: the whole job in one command.\n"
+                     "Re-running the same command after a crash or Ctrl-C continues where it stopped and never repeats "
+                     "or loses a completed draw.\n\nExample:\n  noisefloor audit examples/sample-floor.yaml --out runs/sample"
+                   : "Run the study's missing draws into its store (resumable; Ctrl-C stops cleanly).\n\nExample:\n"
+                     "  noisefloor run examples/sample-floor.yaml --out runs/sample",
+               "noisefloor " + cmd};
+  StudyArgs a;
+  add_study_args(app, a);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : static_cast<int>(ExitCode::kUsage);
+  }
+  auto study = load_study(a.study_path);
+  if (!study.ok()) return fail(cmd, study.status());
+  const std::string out = resolve_out(a, *study);
+  const std::string store_path = resolve_store(a, *study, out);
+  auto store = Store::open(store_path);
+  if (!store.ok()) return fail(cmd, store.status());
+  if (run) {
+    const int rc = do_run(cmd, a, *study, **store);
+    if (rc != 0) return rc;
+  }
+  if (analyze) return do_analyze(cmd, **store, out, analyze_options_for(*study));
+  return 0;
+}
+
+}  // namespace
+
+int cmd_audit(int argc, char** argv) { return study_command("audit", argc, argv, true, true); }
+int cmd_run(int argc, char** argv) { return study_command("run", argc, argv, true, false); }
+
+int cmd_analyze(int argc, char** argv) {
+  CLI::App app{"Analyze whatever a store holds and write report.md and results.json (docs/results.md).\n"
+               "Uses the analyses recorded with the study; for imported draws: floor, majority_floor and (MCQ) "
+               "mcq_robustness.\n\nExample:\n  noisefloor analyze --store runs/sample/store.sqlite --out runs/sample "
+               "--vote-sizes 3,5",
+               "noisefloor analyze"};
+  std::string store_path, out_dir;
+  std::vector<int> vote_sizes;
+  AnalyzeOptions o;
+  o.tool_version = NOISEFLOOR_VERSION;
+  bool include_cached = false;
+  app.add_option("--store", store_path, "the SQLite store to analyze")->required();
+  app.add_option("--out", out_dir, "output directory")->required();
+  app.add_option("--vote-sizes", vote_sizes, "majority-vote sizes R' (comma-separated); implies floor + majority_floor")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
+  app.add_option("--resamples", o.bootstrap.resamples, "cluster-bootstrap resamples (default 2000)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--bootstrap-seed", o.bootstrap.seed, "bootstrap seed (default 1)");
+  app.add_option("--level", o.bootstrap.level, "confidence level (default 0.95)")->check(CLI::Range(0.5, 0.999999));
+  app.add_flag("--include-cached", include_cached, "count draws served from the response cache in stability statistics");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : static_cast<int>(ExitCode::kUsage);
+  }
+  o.include_cached = include_cached;
+  if (!vote_sizes.empty()) {
+    o.analyses.push_back({"floor", nlohmann::json::object()});
+    o.analyses.push_back({"majority_floor", {{"vote_sizes", vote_sizes}}});
+  }
+  auto store = Store::open_existing(store_path);
+  if (!store.ok()) return fail("analyze", store.status());
+  return do_analyze("analyze", **store, out_dir, o);
+}
+
+}  // namespace nf::cli

@@ -1,0 +1,137 @@
+#include "metrics/analyze.h"
+
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "metrics/mcq_robustness.h"
+#include "util/strings.h"
+
+namespace nf {
+
+namespace {
+
+Result<std::vector<int>> vote_sizes_of(const nlohmann::json& options) {
+  std::vector<int> sizes;
+  if (!options.is_object() || !options.contains("vote_sizes")) return std::vector<int>{3};
+  const auto& v = options["vote_sizes"];
+  if (!v.is_array() || v.empty()) return InvalidArgument("majority_floor.vote_sizes: expected a non-empty list");
+  for (const auto& x : v) {
+    if (!x.is_number_integer() || x.get<int64_t>() < 1)
+      return InvalidArgument(fmt::format("majority_floor.vote_sizes: expected positive integers, got {}", x.dump()));
+    sizes.push_back(x.get<int>());
+  }
+  return sizes;
+}
+
+nlohmann::json bootstrap_json(const BootstrapOptions& b) {
+  return {{"resamples", b.resamples}, {"seed", b.seed}, {"level", b.level}, {"method", "percentile, item-cluster"}};
+}
+
+}  // namespace
+
+Result<nlohmann::json> analyze_store(Store& store, const AnalyzeOptions& options) {
+  nlohmann::json results;
+  results["schema"] = "noisefloor.results/1";
+  results["tool_version"] = options.tool_version;
+  results["store"] = store.path();
+
+  std::vector<AnalysisSpec> analyses = options.analyses;
+  auto study = store.get_study();
+  if (study.ok()) {
+    results["study"] = {{"name", study->name}, {"hash", study->hash}, {"seed", study->seed}};
+    if (analyses.empty() && study->spec.contains("analyses") && study->spec["analyses"].is_array()) {
+      for (const auto& a : study->spec["analyses"]) {
+        analyses.push_back({a.value("name", ""), a.value("options", nlohmann::json::object())});
+      }
+    }
+  } else {
+    results["study"] = nullptr;
+  }
+
+  NF_ASSIGN_OR_RETURN(auto counts, store.status_counts());
+  std::set<std::string> conditions;
+  {
+    std::map<std::tuple<std::string, std::string, std::string>, std::map<std::string, int64_t>> cells;
+    for (const auto& c : counts) {
+      cells[{c.subject, c.config, c.condition}][c.status] += c.count;
+      conditions.insert(c.condition);
+    }
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& [k, by] : cells) {
+      const auto& [subject, config, condition] = k;
+      int64_t total = 0;
+      for (const auto& [s, n] : by) total += n;
+      auto get = [&](const char* s) { auto it = by.find(s); return it == by.end() ? int64_t{0} : it->second; };
+      const int64_t answered = total - get("api_error");
+      rows.push_back({{"subject", subject},
+                      {"config", config},
+                      {"condition", condition},
+                      {"total", total},
+                      {"ok", get("ok")},
+                      {"parse_error", get("parse_error")},
+                      {"api_error", get("api_error")},
+                      {"refused", get("refused")},
+                      {"parse_rate", answered > 0 ? nlohmann::json(static_cast<double>(get("parse_error")) /
+                                                                   static_cast<double>(answered))
+                                                  : nlohmann::json(nullptr)}});
+    }
+    results["draws"] = {{"rows", rows}};
+  }
+
+  if (analyses.empty()) {
+    analyses.push_back({"floor", nlohmann::json::object()});
+    analyses.push_back({"majority_floor", {{"vote_sizes", {3}}}});
+    if (conditions.count("none") || conditions.count("shuffle") || conditions.count("remove_answer") ||
+        conditions.count("remove_context"))
+      analyses.push_back({"mcq_robustness", nlohmann::json::object()});
+  }
+
+  NF_ASSIGN_OR_RETURN(auto rows, store.outcome_rows(options.include_cached));
+  results["analyses"] = nlohmann::json::object();
+  const std::vector<std::string> known = {"floor", "majority_floor", "mcq_robustness"};
+  for (const auto& a : analyses) {
+    if (a.name == "floor") {
+      NF_ASSIGN_OR_RETURN(auto fr, compute_floor(rows, 1, options.bootstrap));
+      nlohmann::json j;
+      j["method"] =
+          "share of disagreeing replicate pairs per item, over every unordered pair of replicates of every item; "
+          "pooled = sums over outcomes";
+      j["source"] = "seed 000 §III.B, §IV.A";
+      j["bootstrap"] = bootstrap_json(options.bootstrap);
+      j["rows"] = nlohmann::json::array();
+      for (const auto& r : fr) j["rows"].push_back(floor_row_to_json(r));
+      results["analyses"]["floor"] = j;
+    } else if (a.name == "majority_floor") {
+      NF_ASSIGN_OR_RETURN(auto sizes, vote_sizes_of(a.options));
+      nlohmann::json j;
+      j["method"] =
+          "every unordered pair of disjoint R'-subsets of an item's replicates; each subset votes its unique modal "
+          "value; ties are undetermined and excluded";
+      j["source"] = "seed 000 §D";
+      j["bootstrap"] = bootstrap_json(options.bootstrap);
+      j["rows"] = nlohmann::json::array();
+      for (int r : sizes) {
+        NF_ASSIGN_OR_RETURN(auto fr, compute_floor(rows, r, options.bootstrap));
+        for (const auto& row : fr) j["rows"].push_back(floor_row_to_json(row));
+      }
+      results["analyses"]["majority_floor"] = j;
+    } else if (a.name == "mcq_robustness") {
+      NF_ASSIGN_OR_RETURN(auto mr, compute_mcq_robustness(rows, options.bootstrap.level));
+      nlohmann::json j;
+      j["method"] =
+          "one draw per item and condition (lowest common replicate); accuracy none vs shuffle with exact two-sided "
+          "McNemar on b, c; inappropriate-confident rate under removal with Wilson intervals";
+      j["source"] = "seed 004 §2.4, §3.5";
+      j["rows"] = nlohmann::json::array();
+      for (const auto& r : mr) j["rows"].push_back(mcq_robustness_row_to_json(r));
+      results["analyses"]["mcq_robustness"] = j;
+    } else {
+      return InvalidArgument(fmt::format("analyses: unknown analysis '{}'{}", a.name, did_you_mean(a.name, known)));
+    }
+  }
+  return results;
+}
+
+}  // namespace nf

@@ -1,0 +1,34 @@
+// Runs the requested analyses over a store and returns results.json (docs/results.md).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "metrics/floor.h"
+#include "spec/study.h"
+#include "store/store.h"
+#include "util/status.h"
+
+namespace nf {
+
+struct AnalyzeOptions {
+  /// Analyses to run; empty = the study's analyses recorded in the store, or else the
+  /// defaults: floor, majority_floor {vote_sizes: [3]}, mcq_robustness (when the store
+  /// has MCQ conditions).
+  std::vector<AnalysisSpec> analyses;
+  BootstrapOptions bootstrap;
+  bool include_cached = false;  // leave cached draws out of stability statistics by default
+  std::string tool_version = "0.0.0";
+};
+
+/// Reads the store and computes every requested analysis. The returned JSON has
+/// `schema` ("noisefloor.results/1"), `tool_version`, `study`, `store`, `draws` (counts by
+/// status per cell, with parse and API-error rates) and `analyses.<name>` objects, each
+/// with `method`, `source` and `rows`. Deterministic for a given store and options (no
+/// timestamps), so results can be compared byte for byte.
+/// Errors: InvalidArgument for an unknown analysis or a bad option (naming it).
+Result<nlohmann::json> analyze_store(Store& store, const AnalyzeOptions& options);
+
+}  // namespace nf

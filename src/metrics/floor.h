@@ -1,0 +1,67 @@
+// Instability floor and majority-vote floor (seed 000 §III.B, §IV.A, §D).
+//
+// The floor of a cell (subject x config x condition x outcome) is the share of
+// replicate pairs of the same item that disagree, over every unordered pair of
+// replicates of every item: sum_i discordant_i / sum_i C(n_i, 2), where n_i counts the
+// item's ok draws (parse errors and API errors are not outcomes and are left out).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "store/store.h"
+#include "util/status.h"
+
+namespace nf {
+
+/// Bootstrap settings for analyses (study `bootstrap:`).
+struct BootstrapOptions {
+  int resamples = 2000;
+  uint64_t seed = 1;
+  double level = 0.95;
+};
+
+/// One row of analyses.floor.rows / analyses.majority_floor.rows (docs/results.md).
+struct FloorRow {
+  std::string subject, config, condition, outcome;  // outcome "pooled" for the pooled row
+  int vote_size = 1;                                 // R' for the majority floor; 1 = plain floor
+  int64_t discordant = 0;
+  int64_t comparisons = 0;
+  double rate = 0.0;           // discordant / comparisons (NaN when comparisons == 0)
+  double ci_low = 0.0;         // item-cluster bootstrap percentile interval
+  double ci_high = 0.0;
+  double wilson_low = 0.0;     // Wilson interval treating comparisons as independent
+  double wilson_high = 0.0;    //   (too narrow: pairs share draws; shown for reference)
+  int64_t items = 0;           // items with at least two replicates (or two vote sets)
+  int64_t unanimous_cells = 0; // item x outcome cells whose replicates all agree (seed 000 §IV.A)
+  int64_t clusters = 0;
+};
+
+/// Discordant pairs among `values` (one per replicate): C(n,2) - sum_k C(n_k,2).
+/// Values are compared exactly (categorical). Returns {discordant, comparisons}.
+std::pair<int64_t, int64_t> pair_disagreement(const std::vector<double>& values);
+
+/// Majority-vote floor counts for one item (seed 000 §D): every unordered pair of
+/// disjoint `vote_size`-subsets of the item's replicates; each subset's vote is the
+/// value with the unique largest count (for binary outcomes and odd vote sizes the
+/// strict majority); a tie is undetermined and the pair is excluded. Returns
+/// {discordant, comparisons}. Errors: InvalidArgument if vote_size < 1;
+/// FailedPrecondition if exact enumeration would exceed 5e7 subset pairs
+/// (C(n, R')^2 / 2; n <= 20 replicates is always fine for R' <= 5).
+Result<std::pair<int64_t, int64_t>> majority_vote_disagreement(const std::vector<double>& values, int vote_size);
+
+/// The floor per subject x config x condition x outcome, plus a "pooled" row per
+/// subject x config x condition (sums over outcomes; its bootstrap resamples clusters
+/// with all their outcomes). `rows` must be the store's ok outcome rows.
+/// vote_size 1 = the plain floor; > 1 = the majority-vote floor for R' = vote_size.
+/// Errors: from the bootstrap (InvalidArgument) or majority_vote_disagreement.
+Result<std::vector<FloorRow>> compute_floor(const std::vector<OutcomeRow>& rows, int vote_size,
+                                            const BootstrapOptions& boot);
+
+nlohmann::json floor_row_to_json(const FloorRow& row);
+
+}  // namespace nf

@@ -1,0 +1,20 @@
+// Renders results.json (docs/results.md) as report.md for people.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "util/status.h"
+
+namespace nf {
+
+/// Returns the Markdown report for `results` (the object analyze_store returns): draw
+/// status counts with parse and API-error rates, then one section per analysis with a
+/// table and a short note on how to read it. Pure function of its input.
+std::string render_markdown(const nlohmann::json& results);
+
+/// Writes DIR/results.json and DIR/report.md (creating DIR). Errors name the path.
+Status write_report(const std::string& out_dir, const nlohmann::json& results);
+
+}  // namespace nf
