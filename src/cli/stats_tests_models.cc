@@ -1,6 +1,593 @@
-// `noisefloor stats` entries for agreement, ANOVA and logistic regression (stub).
+// `noisefloor stats` entries for agreement (fleiss, cohen, scott, gwet, raw-agreement,
+// krippendorff), Type-II ANOVA (anova) and logistic regression (logit).
+//
+// Input files are CSV (RFC 4180: comma-separated, double-quoted fields may hold commas,
+// quotes doubled inside quotes), first line a header.
+//  Ratings layout (default for agreement): one row per item, one column per rater, each
+//    cell a category label (any text; categories are the sorted distinct labels); an
+//    empty cell is a missing rating. A first column headed "item" or "id" holds item ids
+//    and is not a rater. A column headed "cluster" (optional) groups items for the
+//    bootstrap CI (e.g. the prompt behind several items); it is not a rater either.
+//  Counts layout (fleiss --counts): one row per item, one column per category, each cell
+//    the number of raters who chose that category (a non-negative integer).
+//  Model layout (anova, logit): one row per observation; --response names the response
+//    column, --factors the categorical columns, --numeric the numeric ones.
+// Bad input exits 2 with "FILE:LINE:COLUMN: message".
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.h"
+#include "stats/agreement.h"
+#include "stats/linear_model.h"
+#include "stats/logistic.h"
+#include "util/exit_code.h"
+#include "util/file.h"
+#include "util/strings.h"
 
 namespace nf::cli {
-void register_model_stats_tests(std::vector<StatsTest>&) {}
+namespace {
+
+// ---- CSV -----------------------------------------------------------------------------
+
+struct Cell {
+  std::string text;
+  int line = 0;    // 1-based
+  int column = 0;  // 1-based field number
+};
+
+struct Csv {
+  std::string path;
+  std::vector<std::string> header;
+  std::vector<std::vector<Cell>> rows;  // data rows, each padded to the header width
+  int header_line = 1;
+
+  std::string where(const Cell& c) const { return fmt::format("{}:{}:{}", path, c.line, c.column); }
+};
+
+Result<Csv> read_csv(const std::string& path) {
+  NF_ASSIGN_OR_RETURN(const std::string text, read_file(path));
+  std::vector<std::vector<Cell>> records;
+  std::vector<Cell> rec;
+  Cell cur;
+  int line = 1;
+  cur.line = 1;
+  cur.column = 1;
+  bool in_quotes = false;
+  bool any = false;
+  int quote_line = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (in_quotes) {
+      if (ch == '"') {
+        if (i + 1 < text.size() && text[i + 1] == '"') {
+          cur.text += '"';
+          ++i;
+        } else {
+          in_quotes = false;
+        }
+      } else {
+        if (ch == '\n') ++line;
+        cur.text += ch;
+      }
+      continue;
+    }
+    if (ch == '"') {
+      if (!trim(cur.text).empty()) {
+        return InvalidArgument(fmt::format("{}:{}:{}: a quote inside an unquoted field", path, line, cur.column));
+      }
+      cur.text.clear();
+      in_quotes = true;
+      quote_line = line;
+      any = true;
+    } else if (ch == ',') {
+      rec.push_back(cur);
+      cur = Cell{"", line, cur.column + 1};
+      any = true;
+    } else if (ch == '\n' || ch == '\r') {
+      if (ch == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
+      if (any || !cur.text.empty()) {
+        rec.push_back(cur);
+        records.push_back(std::move(rec));
+      }
+      rec.clear();
+      ++line;
+      cur = Cell{"", line, 1};
+      any = false;
+    } else {
+      cur.text += ch;
+      any = true;
+    }
+  }
+  if (in_quotes) return InvalidArgument(fmt::format("{}:{}: unterminated quoted field", path, quote_line));
+  if (any || !cur.text.empty()) {
+    rec.push_back(cur);
+    records.push_back(std::move(rec));
+  }
+  if (records.empty()) return InvalidArgument(path + ": empty file (expected a header line)");
+  Csv csv;
+  csv.path = path;
+  csv.header_line = records[0][0].line;
+  for (const auto& c : records[0]) csv.header.push_back(trim(c.text));
+  for (size_t r = 1; r < records.size(); ++r) {
+    auto& row = records[r];
+    if (row.size() > csv.header.size()) {
+      return InvalidArgument(fmt::format("{}: {} fields, the header has {}", csv.where(row[csv.header.size()]),
+                                         row.size(), csv.header.size()));
+    }
+    while (row.size() < csv.header.size()) row.push_back(Cell{"", row[0].line, static_cast<int>(row.size()) + 1});
+    for (auto& c : row) c.text = trim(c.text);
+    csv.rows.push_back(std::move(row));
+  }
+  if (csv.rows.empty()) return InvalidArgument(path + ": no data rows after the header");
+  return csv;
+}
+
+Result<size_t> column_index(const Csv& csv, const std::string& name) {
+  for (size_t i = 0; i < csv.header.size(); ++i) {
+    if (csv.header[i] == name) return i;
+  }
+  return InvalidArgument(fmt::format("{}:{}: no column named '{}'{}", csv.path, csv.header_line, name,
+                                     did_you_mean(name, csv.header)));
+}
+
+Result<double> cell_number(const Csv& csv, const Cell& c) {
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(c.text.c_str(), &end);
+  if (c.text.empty() || end != c.text.c_str() + c.text.size() || errno == ERANGE || !std::isfinite(v)) {
+    return InvalidArgument(fmt::format("{}: '{}' is not a number", csv.where(c), c.text));
+  }
+  return v;
+}
+
+// ---- arguments -----------------------------------------------------------------------
+
+struct Args {
+  std::vector<std::string> positional;
+  std::map<std::string, std::string> values;
+  std::set<std::string> flags;
+};
+
+Result<Args> parse(const std::vector<std::string>& words, const std::set<std::string>& value_opts,
+                   const std::set<std::string>& flag_opts) {
+  Args a;
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    if (!starts_with(w, "--")) {
+      a.positional.push_back(w);
+      continue;
+    }
+    std::string name = w.substr(2);
+    std::optional<std::string> value;
+    if (const size_t eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+    }
+    if (value_opts.count(name)) {
+      if (!value) {
+        if (i + 1 >= words.size()) return InvalidArgument("option --" + name + " needs a value");
+        value = words[++i];
+      }
+      a.values[name] = *value;
+    } else if (flag_opts.count(name) && !value) {
+      a.flags.insert(name);
+    } else {
+      std::vector<std::string> known(value_opts.begin(), value_opts.end());
+      known.insert(known.end(), flag_opts.begin(), flag_opts.end());
+      return InvalidArgument("unknown option --" + name + did_you_mean(name, known));
+    }
+  }
+  return a;
+}
+
+Result<double> opt_number(const Args& a, const std::string& name, double def) {
+  auto it = a.values.find(name);
+  if (it == a.values.end()) return def;
+  char* end = nullptr;
+  const double v = std::strtod(it->second.c_str(), &end);
+  if (it->second.empty() || end != it->second.c_str() + it->second.size()) {
+    return InvalidArgument("--" + name + ": '" + it->second + "' is not a number");
+  }
+  return v;
+}
+
+std::vector<std::string> list_opt(const Args& a, const std::string& name) {
+  std::vector<std::string> out;
+  auto it = a.values.find(name);
+  if (it == a.values.end()) return out;
+  for (const auto& s : split(it->second, ',')) {
+    if (!trim(s).empty()) out.push_back(trim(s));
+  }
+  return out;
+}
+
+int fail(const std::string& test, const Status& s) {
+  std::fprintf(stderr, "noisefloor stats %s: %s\n", test.c_str(), s.message().c_str());
+  return static_cast<int>(exit_code_for(s));
+}
+
+nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+// ---- agreement -----------------------------------------------------------------------
+
+struct Ratings {
+  stats::RatingTable table;
+  std::vector<std::string> raters;
+  std::vector<std::string> categories;
+  std::vector<std::string> clusters;  // empty when there is no "cluster" column
+};
+
+bool is_id_header(const std::string& h) {
+  const std::string l = to_lower(h);
+  return l == "item" || l == "id";
+}
+
+Result<Ratings> read_ratings(const Csv& csv, const std::vector<std::string>& pick) {
+  Ratings r;
+  std::vector<size_t> cols;
+  std::optional<size_t> cluster_col;
+  for (size_t i = 0; i < csv.header.size(); ++i) {
+    if (to_lower(csv.header[i]) == "cluster") cluster_col = i;
+  }
+  if (!pick.empty()) {
+    for (const auto& name : pick) {
+      NF_ASSIGN_OR_RETURN(size_t c, column_index(csv, name));
+      cols.push_back(c);
+    }
+  } else {
+    for (size_t i = 0; i < csv.header.size(); ++i) {
+      if ((i == 0 && is_id_header(csv.header[i])) || (cluster_col && *cluster_col == i)) continue;
+      cols.push_back(i);
+    }
+  }
+  std::set<std::string> labels;
+  for (const auto& row : csv.rows) {
+    for (size_t c : cols) {
+      if (!row[c].text.empty()) labels.insert(row[c].text);
+    }
+  }
+  r.categories.assign(labels.begin(), labels.end());
+  std::map<std::string, int64_t> code;
+  for (size_t i = 0; i < r.categories.size(); ++i) code[r.categories[i]] = static_cast<int64_t>(i);
+  for (size_t c : cols) r.raters.push_back(csv.header[c]);
+  for (const auto& row : csv.rows) {
+    std::vector<std::optional<int64_t>> item;
+    for (size_t c : cols) {
+      item.push_back(row[c].text.empty() ? std::optional<int64_t>() : code.at(row[c].text));
+    }
+    r.table.push_back(std::move(item));
+    if (cluster_col) r.clusters.push_back(row[*cluster_col].text);
+  }
+  return r;
+}
+
+Result<std::vector<int64_t>> read_counts(const Csv& csv, std::vector<std::string>& categories) {
+  std::vector<size_t> cols;
+  for (size_t i = 0; i < csv.header.size(); ++i) {
+    if (i == 0 && is_id_header(csv.header[i])) continue;
+    cols.push_back(i);
+    categories.push_back(csv.header[i]);
+  }
+  std::vector<int64_t> counts;
+  for (const auto& row : csv.rows) {
+    for (size_t c : cols) {
+      const Cell& cell = row[c];
+      char* end = nullptr;
+      errno = 0;
+      const long long v = std::strtoll(cell.text.c_str(), &end, 10);
+      if (cell.text.empty() || end != cell.text.c_str() + cell.text.size() || errno == ERANGE || v < 0) {
+        return InvalidArgument(fmt::format("{}: '{}' is not a non-negative count", csv.where(cell), cell.text));
+      }
+      counts.push_back(v);
+    }
+  }
+  return counts;
+}
+
+enum class Coef { kFleiss, kCohen, kScott, kGwet, kRaw, kKrippendorff };
+
+struct CoefInfo {
+  const char* test;
+  const char* method;
+  bool two_raters;
+};
+
+CoefInfo info(Coef c) {
+  switch (c) {
+    case Coef::kFleiss:
+      return {"fleiss", "Fleiss kappa (Fleiss 1971; unequal raters: P_i over n_i(n_i-1), items with <2 ratings dropped)",
+              false};
+    case Coef::kCohen: return {"cohen", "Cohen kappa (Cohen 1960)", true};
+    case Coef::kScott: return {"scott", "Scott pi (Scott 1955)", true};
+    case Coef::kGwet: return {"gwet", "Gwet AC1 (Gwet 2008)", true};
+    case Coef::kRaw: return {"raw-agreement", "raw (observed) agreement", true};
+    case Coef::kKrippendorff: return {"krippendorff", "Krippendorff alpha, nominal (Krippendorff 2011)", false};
+  }
+  return {"", "", false};
+}
+
+int run_agreement(Coef coef, const std::vector<std::string>& words, bool json) {
+  const CoefInfo ci = info(coef);
+  auto args = parse(words, {"raters", "resamples", "seed", "level", "categories"}, {"counts"});
+  if (!args.ok()) return fail(ci.test, args.status());
+  if (args->positional.size() != 1) {
+    return fail(ci.test, InvalidArgument("expected one FILE.csv argument, got " +
+                                         std::to_string(args->positional.size())));
+  }
+  auto csv = read_csv(args->positional[0]);
+  if (!csv.ok()) return fail(ci.test, csv.status());
+  auto level = opt_number(*args, "level", 0.95);
+  auto resamples = opt_number(*args, "resamples", 2000);
+  auto seed = opt_number(*args, "seed", 1);
+  auto k = opt_number(*args, "categories", 0);
+  for (const auto* r : {&level, &resamples, &seed, &k}) {
+    if (!r->ok()) return fail(ci.test, r->status());
+  }
+  nlohmann::json out;
+  out["test"] = ci.test;
+  out["method"] = ci.method;
+  out["input"] = args->positional[0];
+  Result<stats::Agreement> est = Internal("unset");
+  std::optional<stats::AgreementInterval> interval;
+  std::string ci_note;
+  if (args->flags.count("counts")) {
+    if (coef != Coef::kFleiss) return fail(ci.test, InvalidArgument("--counts is only for fleiss"));
+    std::vector<std::string> categories;
+    auto counts = read_counts(*csv, categories);
+    if (!counts.ok()) return fail(ci.test, counts.status());
+    est = stats::fleiss_kappa_counts(*counts, static_cast<int64_t>(categories.size()));
+    out["categories"] = categories;
+    ci_note = "no interval with --counts (use the ratings layout for a bootstrap CI)";
+  } else {
+    auto ratings = read_ratings(*csv, list_opt(*args, "raters"));
+    if (!ratings.ok()) return fail(ci.test, ratings.status());
+    if (ci.two_raters && ratings->raters.size() != 2) {
+      return fail(ci.test, InvalidArgument(fmt::format(
+                               "{}:{}: {} needs exactly two rater columns, found {} ({}); choose two with --raters A,B",
+                               csv->path, csv->header_line, ci.test, ratings->raters.size(),
+                               join(ratings->raters, ", "))));
+    }
+    const auto n_cat = static_cast<int64_t>(*k);
+    stats::AgreementFn fn = [coef, n_cat](const stats::RatingTable& t) -> Result<stats::Agreement> {
+      if (coef == Coef::kFleiss) return stats::fleiss_kappa(t);
+      if (coef == Coef::kKrippendorff) return stats::krippendorff_alpha_nominal(t);
+      std::vector<std::optional<int64_t>> a, b;
+      for (const auto& row : t) {
+        a.push_back(row[0]);
+        b.push_back(row[1]);
+      }
+      if (coef == Coef::kCohen) return stats::cohen_kappa(a, b);
+      if (coef == Coef::kScott) return stats::scott_pi(a, b);
+      if (coef == Coef::kGwet) return stats::gwet_ac1(a, b, std::max<int64_t>(n_cat, 0));
+      return stats::raw_agreement(a, b);
+    };
+    est = fn(ratings->table);
+    out["raters"] = ratings->raters;
+    out["categories"] = ratings->categories;
+    if (est.ok()) {
+      auto boot = stats::agreement_bootstrap(ratings->table, fn, static_cast<int>(*resamples),
+                                             static_cast<uint64_t>(*seed), *level, ratings->clusters);
+      if (!boot.ok() && boot.status().code() != StatusCode::kUndefined) return fail(ci.test, boot.status());
+      if (boot.ok()) interval = *boot;
+      ci_note = ratings->clusters.empty() ? "item bootstrap percentile CI" : "cluster bootstrap percentile CI";
+    }
+  }
+  if (!est.ok()) {
+    if (est.status().code() != StatusCode::kUndefined) return fail(ci.test, est.status());
+    // Undefined is a result, not a failure of the input: report it, exit 0.
+    out["estimate"] = nullptr;
+    out["undefined"] = est.status().message();
+    if (json) {
+      std::printf("%s\n", out.dump(2).c_str());
+    } else {
+      std::printf("%s: undefined (%s)\nmethod: %s\n", ci.test, est.status().message().c_str(), ci.method);
+    }
+    return 0;
+  }
+  out["estimate"] = num(est->estimate);
+  out["observed_agreement"] = num(est->observed);
+  out["chance_agreement"] = num(est->expected);
+  out["items"] = est->units;
+  out["ratings"] = est->ratings;
+  out["p_value"] = nullptr;  // no test of H0 is defined here
+  if (interval) {
+    out["interval"] = {num(interval->low), num(interval->high)};
+    out["level"] = *level;
+    out["interval_method"] = ci_note;
+    out["resamples"] = interval->resamples;
+    out["undefined_resamples"] = interval->undefined;
+    out["seed"] = interval->seed;
+  } else {
+    out["interval"] = nullptr;
+    out["interval_method"] = ci_note;
+  }
+  if (json) {
+    std::printf("%s\n", out.dump(2).c_str());
+    return 0;
+  }
+  std::printf("%s: %.6f\n", ci.test, est->estimate);
+  if (interval) {
+    std::printf("%.0f%% CI: [%.6f, %.6f] (%s, %d resamples, seed %llu)\n", *level * 100.0, interval->low,
+                interval->high, ci_note.c_str(), interval->resamples,
+                static_cast<unsigned long long>(interval->seed));
+  } else {
+    std::printf("CI: n/a (%s)\n", ci_note.c_str());
+  }
+  std::printf("observed agreement %.6f, chance agreement %.6f, %lld items, %lld ratings\np-value: n/a\nmethod: %s\n",
+              est->observed, est->expected, static_cast<long long>(est->units),
+              static_cast<long long>(est->ratings), ci.method);
+  return 0;
+}
+
+// ---- models --------------------------------------------------------------------------
+
+Result<stats::ModelFrame> read_frame(const Csv& csv, const Args& a, bool interactions, bool binary) {
+  stats::ModelFrame f;
+  auto it = a.values.find("response");
+  if (it == a.values.end()) return InvalidArgument("--response COLUMN is required");
+  NF_ASSIGN_OR_RETURN(size_t ycol, column_index(csv, it->second));
+  const auto factors = list_opt(a, "factors");
+  const auto numeric = list_opt(a, "numeric");
+  if (factors.empty() && numeric.empty()) return InvalidArgument("give --factors and/or --numeric columns");
+  for (const auto& row : csv.rows) {
+    NF_ASSIGN_OR_RETURN(double y, cell_number(csv, row[ycol]));
+    if (binary && y != 0.0 && y != 1.0) {
+      return InvalidArgument(fmt::format("{}: response '{}' is not 0 or 1", csv.where(row[ycol]), row[ycol].text));
+    }
+    f.response.push_back(y);
+  }
+  for (const auto& name : factors) {
+    NF_ASSIGN_OR_RETURN(size_t c, column_index(csv, name));
+    stats::FactorColumn col{name, {}};
+    for (const auto& row : csv.rows) {
+      if (row[c].text.empty()) return InvalidArgument(fmt::format("{}: empty factor level", csv.where(row[c])));
+      col.values.push_back(row[c].text);
+    }
+    f.factors.push_back(std::move(col));
+  }
+  for (const auto& name : numeric) {
+    NF_ASSIGN_OR_RETURN(size_t c, column_index(csv, name));
+    stats::NumericColumn col{name, {}};
+    for (const auto& row : csv.rows) {
+      NF_ASSIGN_OR_RETURN(double v, cell_number(csv, row[c]));
+      col.values.push_back(v);
+    }
+    f.numeric.push_back(std::move(col));
+  }
+  if (interactions) {
+    for (size_t i = 0; i < factors.size(); ++i) {
+      for (size_t j = i + 1; j < factors.size(); ++j) f.interactions.emplace_back(factors[i], factors[j]);
+    }
+  }
+  return f;
+}
+
+int run_anova(const std::vector<std::string>& words, bool json) {
+  auto args = parse(words, {"response", "factors", "numeric"}, {"interactions"});
+  if (!args.ok()) return fail("anova", args.status());
+  if (args->positional.size() != 1) return fail("anova", InvalidArgument("expected one FILE.csv argument"));
+  auto csv = read_csv(args->positional[0]);
+  if (!csv.ok()) return fail("anova", csv.status());
+  auto frame = read_frame(*csv, *args, args->flags.count("interactions") > 0, false);
+  if (!frame.ok()) return fail("anova", frame.status());
+  auto t = stats::anova_type2(*frame);
+  if (!t.ok()) return fail("anova", t.status().with_context(args->positional[0]));
+  const char* method = "OLS, Type-II sums of squares; eta^2 and Hays' omega^2 as shares of the corrected total SS";
+  if (json) {
+    nlohmann::json out;
+    out["test"] = "anova";
+    out["method"] = method;
+    out["input"] = args->positional[0];
+    out["terms"] = nlohmann::json::array();
+    for (const auto& r : t->rows) {
+      out["terms"].push_back({{"term", r.term}, {"df", r.df}, {"sum_sq", num(r.sum_sq)}, {"mean_sq", num(r.mean_sq)},
+                              {"f", num(r.f)}, {"p_value", num(r.p)}, {"eta_sq", num(r.eta_sq)},
+                              {"omega_sq", num(r.omega_sq)}});
+    }
+    out["residual"] = {{"df", t->df_resid}, {"sum_sq", num(t->rss)}, {"mean_sq", num(t->mse)}};
+    out["ss_total"] = num(t->ss_total);
+    out["r_squared"] = num(t->r_squared);
+    out["n"] = t->n;
+    std::printf("%s\n", out.dump(2).c_str());
+    return 0;
+  }
+  std::printf("%-24s %4s %14s %12s %12s %10s %10s\n", "term", "df", "sum_sq", "F", "p", "eta^2", "omega^2");
+  for (const auto& r : t->rows) {
+    std::printf("%-24s %4lld %14.8g %12.6g %12.6g %10.6f %10.6f\n", r.term.c_str(), static_cast<long long>(r.df),
+                r.sum_sq, r.f, r.p, r.eta_sq, r.omega_sq);
+  }
+  std::printf("%-24s %4lld %14.8g\n", "Residual", static_cast<long long>(t->df_resid), t->rss);
+  std::printf("n = %lld, SS_total = %.8g, R^2 = %.6f\nmethod: %s\n", static_cast<long long>(t->n), t->ss_total,
+              t->r_squared, method);
+  return 0;
+}
+
+int run_logit(const std::vector<std::string>& words, bool json) {
+  auto args = parse(words, {"response", "factors", "numeric", "level"}, {"interactions"});
+  if (!args.ok()) return fail("logit", args.status());
+  if (args->positional.size() != 1) return fail("logit", InvalidArgument("expected one FILE.csv argument"));
+  auto level = opt_number(*args, "level", 0.95);
+  if (!level.ok()) return fail("logit", level.status());
+  if (!(*level > 0.0 && *level < 1.0)) return fail("logit", InvalidArgument("--level must be in (0, 1)"));
+  auto csv = read_csv(args->positional[0]);
+  if (!csv.ok()) return fail("logit", csv.status());
+  auto frame = read_frame(*csv, *args, args->flags.count("interactions") > 0, true);
+  if (!frame.ok()) return fail("logit", frame.status());
+  auto fit = stats::logit(*frame);
+  if (!fit.ok()) return fail("logit", fit.status().with_context(args->positional[0]));
+  // Wald interval: coef +- z_{(1+level)/2} se; the normal quantile by bisection on erfc.
+  double lo = 0.0, hi = 10.0;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (std::erfc(mid / std::sqrt(2.0)) > 1.0 - *level ? lo : hi) = mid;
+  }
+  const double zq = 0.5 * (lo + hi);
+  const char* method = "logistic regression by IRLS; SE from the inverse Fisher information; Wald z, two-sided p";
+  if (json) {
+    nlohmann::json out;
+    out["test"] = "logit";
+    out["method"] = method;
+    out["input"] = args->positional[0];
+    out["level"] = *level;
+    out["coefficients"] = nlohmann::json::array();
+    for (const auto& c : fit->coefs) {
+      out["coefficients"].push_back({{"name", c.name}, {"estimate", num(c.coef)}, {"se", num(c.se)},
+                                     {"z", num(c.z)}, {"p_value", num(c.p)},
+                                     {"interval", {num(c.coef - zq * c.se), num(c.coef + zq * c.se)}}});
+    }
+    out["log_likelihood"] = num(fit->log_likelihood);
+    out["null_log_likelihood"] = num(fit->null_log_likelihood);
+    out["iterations"] = fit->iterations;
+    out["n"] = fit->n;
+    std::printf("%s\n", out.dump(2).c_str());
+    return 0;
+  }
+  std::printf("%-32s %12s %10s %9s %11s %24s\n", "coefficient", "estimate", "SE", "z", "p",
+              fmt::format("{:.0f}% Wald CI", *level * 100).c_str());
+  for (const auto& c : fit->coefs) {
+    std::printf("%-32s %12.6f %10.6f %9.4f %11.4g   [%9.6f, %9.6f]\n", c.name.c_str(), c.coef, c.se, c.z, c.p,
+                c.coef - zq * c.se, c.coef + zq * c.se);
+  }
+  std::printf("n = %lld, log-likelihood %.6f (null %.6f), %d iterations\nmethod: %s\n",
+              static_cast<long long>(fit->n), fit->log_likelihood, fit->null_log_likelihood, fit->iterations, method);
+  return 0;
+}
+
+const char* kRatingsUsage = " FILE.csv [--raters A,B] [--resamples B] [--seed S] [--level L]";
+
+}  // namespace
+
+void register_model_stats_tests(std::vector<StatsTest>& out) {
+  const std::string r = kRatingsUsage;
+  out.push_back({"fleiss", "fleiss" + r + " [--counts]",
+                 "Fleiss kappa; rows = items, columns = raters (empty = missing), or --counts: columns = categories",
+                 [](const std::vector<std::string>& a, bool j) { return run_agreement(Coef::kFleiss, a, j); }});
+  out.push_back({"cohen", "cohen" + r, "Cohen kappa of two rater columns",
+                 [](const std::vector<std::string>& a, bool j) { return run_agreement(Coef::kCohen, a, j); }});
+  out.push_back({"scott", "scott" + r, "Scott's pi of two rater columns",
+                 [](const std::vector<std::string>& a, bool j) { return run_agreement(Coef::kScott, a, j); }});
+  out.push_back({"gwet", "gwet" + r + " [--categories K]", "Gwet AC1 of two rater columns (K-category scale)",
+                 [](const std::vector<std::string>& a, bool j) { return run_agreement(Coef::kGwet, a, j); }});
+  out.push_back({"raw-agreement", "raw-agreement" + r, "share of items two raters label alike",
+                 [](const std::vector<std::string>& a, bool j) { return run_agreement(Coef::kRaw, a, j); }});
+  out.push_back({"krippendorff", "krippendorff" + r, "Krippendorff alpha (nominal), missing ratings allowed",
+                 [](const std::vector<std::string>& a, bool j) { return run_agreement(Coef::kKrippendorff, a, j); }});
+  out.push_back({"anova", "anova FILE.csv --response y --factors a,b [--numeric x] [--interactions]",
+                 "Type-II ANOVA with eta^2 and omega^2 per term (unbalanced designs)", run_anova});
+  out.push_back({"logit", "logit FILE.csv --response y --factors a,b [--numeric x] [--interactions] [--level L]",
+                 "logistic regression with fixed effects; separation reported as an error", run_logit});
+}
+
 }  // namespace nf::cli

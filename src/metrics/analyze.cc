@@ -112,7 +112,20 @@ Result<nlohmann::json> analyze_store(Store& store, const AnalyzeOptions& options
       j["source"] = "seed 000 §D";
       j["bootstrap"] = bootstrap_json(options.bootstrap);
       j["rows"] = nlohmann::json::array();
+      // The most ok replicates any item has in any cell (for one outcome).
+      int max_reps = 0;
+      {
+        std::map<std::string, int> count;
+        for (const auto& o : rows)
+          max_reps = std::max(max_reps, ++count[o.subject + "|" + o.config + "|" + o.condition + "|" + o.item + "|" +
+                                                o.outcome]);
+      }
+      j["warnings"] = nlohmann::json::array();
       for (int r : sizes) {
+        if (2 * r > max_reps)
+          j["warnings"].push_back(fmt::format(
+              "vote size {} needs at least {} replicates per item (two disjoint vote sets); the store has at most {}",
+              r, 2 * r, max_reps));
         NF_ASSIGN_OR_RETURN(auto fr, compute_floor(rows, r, options.bootstrap));
         for (const auto& row : fr) j["rows"].push_back(floor_row_to_json(row));
       }

@@ -91,6 +91,8 @@ std::string render_markdown(const nlohmann::json& results) {
     md += "## Majority-vote floor\n\n";
     md += "The floor left after answering with the majority of R' draws: every pair of disjoint R'-subsets of an "
           "item's replicates, ties undetermined and excluded (" + f.value("source", "") + ").\n\n";
+    if (f.contains("warnings"))
+      for (const auto& w : f["warnings"]) md += "> **Warning:** " + w.get<std::string>() + "\n\n";
     floor_table(md, f["rows"], true);
     md += "\n";
   }

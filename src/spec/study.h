@@ -81,15 +81,21 @@ struct Study {
   BootstrapSpec bootstrap;
 };
 
-/// Known condition names for the mcq task (seed 004 §2.4).
+/// Known condition names for the mcq task (seed 004 §2.4), in the order none, shuffle,
+/// remove_answer, remove_context. Defined once, in nf_perturb (perturb/mcq_conditions.cc,
+/// which declares it too); link nf_perturb to call it. parse_study accepts exactly these.
 const std::vector<std::string>& known_mcq_conditions();
-/// Known analysis names.
+/// Known analysis names: floor, majority_floor, mcq_robustness (DESIGN.md "Analyses").
 const std::vector<std::string>& known_analyses();
 
 /// Parses and validates a study from YAML text. `path` is used in messages and to
 /// resolve relative paths. `env` looks up ${NAME} (returns nullopt when unset); the
 /// default overload reads the process environment.
-/// Errors: InvalidArgument naming "path:line: key: problem".
+/// Errors: InvalidArgument naming "path:line: key: problem" (malformed YAML, unknown or
+/// duplicate keys with a did-you-mean, wrong types, out-of-range values, unset ${NAME});
+/// NotFound "path:line: dataset.path: no such file: ..." when the dataset is missing.
+/// Defaults for absent keys are those of the structs above; an absent `analyses` key
+/// requests all of known_analyses() with default options. See docs/study.md.
 Result<Study> parse_study(const std::string& yaml_text, const std::string& path,
                           const std::function<std::optional<std::string>(const std::string&)>& env);
 Result<Study> parse_study(const std::string& yaml_text, const std::string& path);

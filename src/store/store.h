@@ -85,7 +85,9 @@ class Store {
 
   /// Writes one draw and its outcomes in a single transaction. If a draw with the same
   /// key exists with status api_error it is replaced; if it exists with another status
-  /// the call fails with AlreadyExists and nothing is written.
+  /// the call fails with AlreadyExists and nothing is written. InvalidArgument (nothing
+  /// written) if the replicate is negative, an outcome value is NaN or an outcome name
+  /// repeats within the draw.
   Status put_draw(const Draw& draw);
   /// Writes many draws in one transaction (imports). Same rules as put_draw.
   Status put_draws(const std::vector<Draw>& draws);

@@ -1,0 +1,331 @@
+#include "backend/sim.h"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <numeric>
+
+#include "util/hash.h"
+#include "util/rng.h"
+#include "util/strings.h"
+
+namespace nf {
+
+namespace {
+
+const std::vector<std::string>& sim_param_keys() {
+  static const std::vector<std::string> k = {"seed", "spread", "abstain_logit", "parse_error_rate"};
+  return k;
+}
+
+Result<double> finite_param(const nlohmann::json& v, const std::string& key) {
+  if (!v.is_number()) return InvalidArgument("sim params: '" + key + "' must be a number");
+  const double x = v.get<double>();
+  if (!std::isfinite(x)) return InvalidArgument("sim params: '" + key + "' must be finite");
+  return x;
+}
+
+int64_t word_count(std::string_view s) {
+  int64_t n = 0;
+  bool in_word = false;
+  for (char c : s) {
+    const bool space = c == ' ' || c == '\n' || c == '\t' || c == '\r';
+    if (!space && !in_word) ++n;
+    in_word = !space;
+  }
+  return n;
+}
+
+std::string letter(size_t i) { return std::string(1, static_cast<char>('A' + i)); }
+
+// The reasoning templates; {T} is the chosen option's text, {L} its letter.
+constexpr std::array<std::string_view, 5> kReasoning = {
+    "The details in the question point most directly to {T}. The other options fit the "
+    "presentation less well.",
+    "Weighing each option in turn, {T} is the most consistent with what is described.",
+    "Considering the key findings, the best choice here is {T}; the alternatives leave "
+    "important features unexplained.",
+    "Option {L}, {T}, accounts for the findings better than the other choices.",
+    "Working through the question step by step, the evidence favours {T} over the rest.",
+};
+
+// Replies with no extractable letter (parse errors by construction).
+constexpr std::array<std::string_view, 3> kUnparseable = {
+    "The information given does not allow one best choice to be determined.",
+    "Several of these options seem equally plausible here, so it would be a guess to pick one.",
+    "This question cannot be settled without more details about the case.",
+};
+
+// Generic chat replies (a request with no option lines).
+constexpr std::array<std::string_view, 4> kGeneric = {
+    "Thank you for the question. Based on the information given, a careful assessment "
+    "would be the sensible next step.",
+    "That depends on the details; more context would help me give a precise reply.",
+    "Here is a short summary: the main points have been considered and nothing urgent "
+    "stands out.",
+    "I have read the message. The most reasonable course is to review the facts again "
+    "before deciding.",
+};
+
+std::string fill(std::string_view tmpl, std::string_view text, std::string_view let) {
+  std::string out;
+  for (size_t i = 0; i < tmpl.size(); ++i) {
+    if (tmpl.substr(i, 3) == "{T}") {
+      out += text;
+      i += 2;
+    } else if (tmpl.substr(i, 3) == "{L}") {
+      out += let;
+      i += 2;
+    } else {
+      out += tmpl[i];
+    }
+  }
+  return out;
+}
+
+ChatResponse api_error(std::string why) {
+  ChatResponse r;
+  r.kind = ResponseKind::kApiError;
+  r.error = "invalid request: " + std::move(why);
+  r.finish_reason = "";
+  return r;
+}
+
+// Probabilities from logits at temperature T with nucleus truncation (see sim.h).
+std::vector<double> probabilities_from_logits(const std::vector<double>& logits, double temperature,
+                                              double top_p) {
+  const size_t n = logits.size();
+  std::vector<double> p(n, 0.0);
+  if (n == 0) return p;
+  if (temperature <= 0.0) {
+    size_t best = 0;
+    for (size_t i = 1; i < n; ++i) {
+      if (logits[i] > logits[best]) best = i;
+    }
+    p[best] = 1.0;
+    return p;
+  }
+  const double mx = *std::max_element(logits.begin(), logits.end());
+  double sum = 0.0;
+  for (size_t i = 0; i < n; ++i) {
+    p[i] = std::exp((logits[i] - mx) / temperature);
+    sum += p[i];
+  }
+  for (auto& x : p) x /= sum;
+  if (top_p < 1.0) {
+    std::vector<size_t> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p[a] > p[b]; });
+    double cum = 0.0;
+    size_t keep = 0;
+    while (keep < n) {
+      cum += p[order[keep]];
+      ++keep;
+      if (cum >= top_p - 1e-12) break;
+    }
+    std::vector<double> q(n, 0.0);
+    double kept = 0.0;
+    for (size_t k = 0; k < keep; ++k) kept += p[order[k]];
+    for (size_t k = 0; k < keep; ++k) q[order[k]] = p[order[k]] / kept;
+    p = std::move(q);
+  }
+  return p;
+}
+
+}  // namespace
+
+Result<SimParams> SimParams::from_json(const nlohmann::json& j) {
+  if (!j.is_object()) return InvalidArgument("sim params: must be a JSON object");
+  SimParams p;
+  for (const auto& [key, value] : j.items()) {
+    if (key == "seed") {
+      if (value.is_number_unsigned()) {
+        p.seed = value.get<uint64_t>();
+      } else if (value.is_number_integer() && value.get<int64_t>() >= 0) {
+        p.seed = static_cast<uint64_t>(value.get<int64_t>());
+      } else {
+        return InvalidArgument("sim params: 'seed' must be a non-negative integer");
+      }
+    } else if (key == "spread") {
+      NF_ASSIGN_OR_RETURN(p.spread, finite_param(value, key));
+      if (p.spread < 0.0) return InvalidArgument("sim params: 'spread' must be >= 0");
+    } else if (key == "abstain_logit") {
+      NF_ASSIGN_OR_RETURN(p.abstain_logit, finite_param(value, key));
+    } else if (key == "parse_error_rate") {
+      NF_ASSIGN_OR_RETURN(p.parse_error_rate, finite_param(value, key));
+      if (p.parse_error_rate < 0.0 || p.parse_error_rate > 1.0) {
+        return InvalidArgument("sim params: 'parse_error_rate' must be in [0, 1]");
+      }
+    } else {
+      return InvalidArgument("sim params: unknown key '" + key + "'" + did_you_mean(key, sim_param_keys()));
+    }
+  }
+  return p;
+}
+
+nlohmann::json SimParams::to_json() const {
+  return {{"seed", seed}, {"spread", spread}, {"abstain_logit", abstain_logit}, {"parse_error_rate", parse_error_rate}};
+}
+
+std::string SimParams::short_hash() const { return hex64(fnv1a64(to_json().dump())).substr(0, 12); }
+
+bool is_abstain_option(std::string_view option_text) {
+  return option_text == "None of the other answers is correct." ||
+         option_text == "There is not enough information to answer this question.";
+}
+
+bool parse_sim_mcq_prompt(std::string_view text, SimMcqPrompt& out) {
+  const std::vector<std::string> lines = split(text, '\n');
+  auto option_line = [&](size_t i, char want, std::string& opt) {
+    std::string_view l = lines[i];
+    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+    if (l.size() < 4 || l[0] != want || l[1] != '.' || l[2] != ' ') return false;
+    opt = std::string(l.substr(3));
+    return true;
+  };
+  for (size_t first = 0; first < lines.size(); ++first) {
+    std::string opt;
+    if (!option_line(first, 'A', opt)) continue;
+    SimMcqPrompt p;
+    p.options.push_back(opt);
+    for (size_t i = first + 1; i < lines.size() && p.options.size() < 10; ++i) {
+      if (!option_line(i, static_cast<char>('A' + p.options.size()), opt)) break;
+      p.options.push_back(opt);
+    }
+    std::string stem;
+    for (size_t i = 0; i < first; ++i) {
+      stem += lines[i];
+      stem += '\n';
+    }
+    p.stem = trim(stem);
+    out = std::move(p);
+    return true;
+  }
+  return false;
+}
+
+uint64_t messages_hash(const std::vector<ChatMessage>& messages) {
+  uint64_t h = fnv1a64("");
+  for (const auto& m : messages) {
+    h = fnv1a64(m.role, h);
+    h = fnv1a64("\x1f", h);
+    h = fnv1a64(m.content, h);
+    h = fnv1a64("\x1e", h);
+  }
+  return h;
+}
+
+nlohmann::json openai_response_json(const ChatResponse& r, std::string_view id, int64_t created) {
+  nlohmann::json usage = nlohmann::json::object();
+  if (r.prompt_tokens >= 0) usage["prompt_tokens"] = r.prompt_tokens;
+  if (r.completion_tokens >= 0) usage["completion_tokens"] = r.completion_tokens;
+  if (r.prompt_tokens >= 0 && r.completion_tokens >= 0) {
+    usage["total_tokens"] = r.prompt_tokens + r.completion_tokens;
+  }
+  return {
+      {"id", std::string(id)},
+      {"object", "chat.completion"},
+      {"created", created},
+      {"model", r.served_model},
+      {"system_fingerprint", r.system_fingerprint},
+      {"choices",
+       nlohmann::json::array({{{"index", 0},
+                               {"message", {{"role", "assistant"}, {"content", r.content}}},
+                               {"logprobs", nullptr},
+                               {"finish_reason", r.finish_reason}}})},
+      {"usage", usage},
+  };
+}
+
+SimBackend::SimBackend(SimParams params) : params_(params), hash_(params.short_hash()) {}
+
+std::string SimBackend::identity() const { return "sim:" + hash_; }
+
+std::vector<double> SimBackend::option_logits(std::string_view model, std::string_view stem,
+                                              const std::vector<std::string>& option_texts) const {
+  std::vector<double> logits;
+  logits.reserve(option_texts.size());
+  const uint64_t hm = fnv1a64(model);
+  const uint64_t hs = fnv1a64(stem);
+  for (const auto& text : option_texts) {
+    Rng rng = Rng::stream(params_.seed, {hm, hs, fnv1a64(text)});
+    double l = params_.spread * rng.normal();
+    if (is_abstain_option(text)) l += params_.abstain_logit;
+    logits.push_back(l);
+  }
+  return logits;
+}
+
+std::vector<double> SimBackend::option_probabilities(std::string_view model, std::string_view stem,
+                                                     const std::vector<std::string>& option_texts,
+                                                     double temperature, double top_p) const {
+  return probabilities_from_logits(option_logits(model, stem, option_texts), temperature, top_p);
+}
+
+ChatResponse SimBackend::complete(const ChatRequest& request) {
+  if (!std::isfinite(request.temperature) || request.temperature < 0.0) {
+    return api_error("temperature must be a finite number >= 0");
+  }
+  if (!(request.top_p > 0.0 && request.top_p <= 1.0)) return api_error("top_p must be in (0, 1]");
+  const ChatMessage* last_user = nullptr;
+  for (const auto& m : request.messages) {
+    if (m.role == "user") last_user = &m;
+  }
+  if (last_user == nullptr) return api_error("no user message");
+
+  const bool greedy = request.temperature == 0.0;
+  uint64_t seed_id = 0;
+  if (!greedy) {
+    seed_id = request.seed ? static_cast<uint64_t>(*request.seed)
+                           : mix64(unseeded_counter_.fetch_add(1) ^ 0x5eedULL);
+  }
+  const uint64_t hmsg = messages_hash(request.messages);
+  Rng rng = Rng::stream(params_.seed, {fnv1a64(request.model), hmsg, seed_id,
+                                       std::bit_cast<uint64_t>(request.temperature),
+                                       std::bit_cast<uint64_t>(request.top_p)});
+  // Fixed draw order: choice, parse error, template.
+  const double u_choice = rng.uniform();
+  const double u_parse = rng.uniform();
+  const uint64_t r_template = rng.next_u64();
+
+  ChatResponse resp;
+  SimMcqPrompt prompt;
+  if (parse_sim_mcq_prompt(last_user->content, prompt)) {
+    const std::vector<double> p =
+        option_probabilities(request.model, prompt.stem, prompt.options, request.temperature, request.top_p);
+    size_t chosen = p.size() - 1;
+    double cum = 0.0;
+    for (size_t i = 0; i < p.size(); ++i) {
+      cum += p[i];
+      if (u_choice < cum && p[i] > 0.0) {
+        chosen = i;
+        break;
+      }
+    }
+    while (chosen > 0 && p[chosen] == 0.0) --chosen;  // rounding guard
+    if (u_parse < params_.parse_error_rate) {
+      resp.content = std::string(kUnparseable[r_template % kUnparseable.size()]);
+    } else {
+      const std::string let = letter(chosen);
+      resp.content = fill(kReasoning[r_template % kReasoning.size()], prompt.options[chosen], let) +
+                     "\n\n<answer>" + let + "</answer>";
+    }
+  } else {
+    resp.content = std::string(kGeneric[r_template % kGeneric.size()]);
+  }
+  resp.kind = ResponseKind::kOk;
+  resp.finish_reason = "stop";
+  resp.served_model = request.model;
+  resp.system_fingerprint = "sim-" + hash_;
+  int64_t prompt_words = 0;
+  for (const auto& m : request.messages) prompt_words += word_count(m.content);
+  resp.prompt_tokens = prompt_words;
+  resp.completion_tokens = word_count(resp.content);
+  const uint64_t id = hash_combine(hash_combine(hmsg, seed_id), std::bit_cast<uint64_t>(request.temperature));
+  resp.raw_body = openai_response_json(resp, "chatcmpl-sim-" + hex64(id), 0)
+                      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return resp;
+}
+
+}  // namespace nf

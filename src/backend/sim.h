@@ -1,0 +1,111 @@
+// The in-process seeded simulator: a Backend with known ground truth (DESIGN.md
+// "Backends", sim). It is the reference for checking that the analyses recover known
+// truth, and the model behind `noisefloor serve-sim`.
+//
+// Ground truth for an MCQ item (the last user message rendered as task/mcq.h does:
+// stem, blank line, "A. text" lines, blank line, instruction ending in
+// "<answer>X</answer>"):
+//   logit_i = spread * z_i (+ abstain_logit if option i is an abstention option), where
+//   z_i ~ N(0, 1) is drawn from Rng::stream(seed, {fnv1a64(model), fnv1a64(stem),
+//   fnv1a64(option text)}) -- it follows the option TEXT, not its letter, so shuffling
+//   the options keeps every option's preference;
+//   at temperature T > 0 the chosen option is drawn from p = softmax(logit / T), truncated
+//   to the top_p nucleus and renormalised; at T = 0 it is the argmax (ties: first shown).
+// option_probabilities() returns exactly that p, so the true instability floor of an item
+// (the expected disagreement of two independent draws, seed 000 §III.B) is
+// 1 - sum_i p_i^2, before parse errors.
+//
+// Reproducibility: the sampling stream is Rng::stream(seed, {fnv1a64(model),
+// messages_hash(messages), uint64(request.seed), bit_cast<uint64>(T), bit_cast<uint64>(top_p)})
+// so a draw depends only on the params and the request, never on call order or thread.
+// At T = 0 request.seed is ignored (replaced by 0): the whole reply is deterministic.
+// A request at T > 0 without a seed uses an internal atomic counter instead: like a real
+// server it is then NOT reproducible.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "backend/backend.h"
+#include "util/status.h"
+
+namespace nf {
+
+/// Parameters of the simulator. Defaults give a moderately decisive model.
+struct SimParams {
+  uint64_t seed = 0;              // master seed of every stream (default 0)
+  double spread = 1.5;            // sd of the latent option logits (>= 0; default 1.5)
+  double abstain_logit = -1.0;    // added to abstention options' logits (finite; default -1)
+  double parse_error_rate = 0.0;  // P(reply has no extractable letter), in [0, 1] (default 0)
+
+  /// Reads {"seed", "spread", "abstain_logit", "parse_error_rate"} (every key optional).
+  /// Errors: InvalidArgument for a non-object, an unknown key (with a did-you-mean
+  /// suggestion), or a wrong type / out-of-range value (naming the key).
+  static Result<SimParams> from_json(const nlohmann::json& j);
+  /// All four keys.
+  nlohmann::json to_json() const;
+  /// 12 hex digits of fnv1a64(to_json().dump()): the params' short hash.
+  std::string short_hash() const;
+};
+
+/// The option text whose logit gets `abstain_logit` (exact match).
+bool is_abstain_option(std::string_view option_text);
+
+/// A parsed MCQ prompt: the stem and the option texts in shown order (letters A, B, ...).
+struct SimMcqPrompt {
+  std::string stem;
+  std::vector<std::string> options;
+};
+
+/// Parses the rendered MCQ layout (see the banner). Options are the first run of
+/// consecutive lines matching ^([A-J])\. (.+)$ that starts at "A" and continues B, C...;
+/// the stem is the text before the first option line, trimmed. Returns false when the
+/// text has no such run (then the sim gives a generic chat reply).
+bool parse_sim_mcq_prompt(std::string_view text, SimMcqPrompt& out);
+
+/// Order-dependent hash of every message's role and content (the sampling stream key).
+uint64_t messages_hash(const std::vector<ChatMessage>& messages);
+
+/// The OpenAI chat.completion body for `r` (id, object, created, model,
+/// system_fingerprint, choices[0].message {role, content}, finish_reason, usage).
+nlohmann::json openai_response_json(const ChatResponse& r, std::string_view id, int64_t created);
+
+class SimBackend final : public Backend {
+ public:
+  explicit SimBackend(SimParams params);
+
+  /// Simulates one reply (see the banner). kApiError "invalid request: ..." when there is
+  /// no user message, temperature < 0 or top_p outside (0, 1]. Otherwise kOk with
+  /// finish_reason "stop", served_model = request.model, system_fingerprint =
+  /// "sim-" + params hash, word-count token usage, http_status 0, latency_ms 0, and
+  /// raw_body = the OpenAI JSON body the server would send (with created = 0).
+  ChatResponse complete(const ChatRequest& request) override;
+  std::string kind() const override { return "sim"; }
+  /// "sim:" + params short hash.
+  std::string identity() const override;
+
+  const SimParams& params() const { return params_; }
+
+  /// The latent logits of `option_texts` (shown order) for (model, stem); see the banner.
+  std::vector<double> option_logits(std::string_view model, std::string_view stem,
+                                     const std::vector<std::string>& option_texts) const;
+
+  /// The true choice probabilities (shown order, sum 1) at `temperature` (>= 0; 0 gives a
+  /// one-hot argmax, ties to the first shown) with nucleus truncation at `top_p` in
+  /// (0, 1] (default 1). Expected pairwise disagreement = 1 - sum p_i^2.
+  std::vector<double> option_probabilities(std::string_view model, std::string_view stem,
+                                           const std::vector<std::string>& option_texts,
+                                           double temperature, double top_p = 1.0) const;
+
+ private:
+  SimParams params_;
+  std::string hash_;
+  std::atomic<uint64_t> unseeded_counter_{0};
+};
+
+}  // namespace nf

@@ -1,0 +1,85 @@
+// `noisefloor serve-sim`: the seeded simulator over an OpenAI-compatible API on loopback.
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "backend/sim_server.h"
+#include "cli/commands.h"
+#include "util/exit_code.h"
+
+namespace nf::cli {
+
+int cmd_serve_sim(int argc, char** argv) {
+  CLI::App app{
+      "Serve the seeded simulator (a model with known ground truth) over an OpenAI-compatible\n"
+      "chat/completions API on 127.0.0.1 only, until Ctrl-C / SIGTERM. Use it to try a study end to\n"
+      "end over HTTP, to test an OpenAI-compatible client, or to check that the analyses recover the\n"
+      "simulator's known instability floor. Answers depend only on the flags and each request's\n"
+      "(model, messages, seed, temperature, top_p); temperature 0 is exactly deterministic.\n\n"
+      "Endpoints: POST /v1/chat/completions, GET /v1/models, GET /health.\n"
+      "On start it prints exactly one line: noisefloor serve-sim listening on http://127.0.0.1:PORT/v1\n\n"
+      "Example:\n"
+      "  noisefloor serve-sim --port 8089 --seed 7 --parse-error-rate 0.02\n"
+      "and in the study file:\n"
+      "  subjects:\n"
+      "    - name: sim-http\n"
+      "      backend: openai\n"
+      "      model: sim-model\n"
+      "      base_url: http://127.0.0.1:8089/v1",
+      "noisefloor serve-sim"};
+  int port = 0;
+  SimParams defaults;
+  uint64_t seed = defaults.seed;
+  double spread = defaults.spread;
+  double abstain_logit = defaults.abstain_logit;
+  double parse_error_rate = defaults.parse_error_rate;
+  app.add_option("--port", port, "TCP port on 127.0.0.1 (0 = any free port)")->capture_default_str();
+  app.add_option("--seed", seed, "master seed of the simulator's streams")->capture_default_str();
+  app.add_option("--spread", spread, "sd of the latent option logits (>= 0; larger = more decisive)")
+      ->capture_default_str();
+  app.add_option("--abstain-logit", abstain_logit,
+                 "added to the logit of the abstention options (\"None of the other answers is correct.\", ...)")
+      ->capture_default_str();
+  app.add_option("--parse-error-rate", parse_error_rate,
+                 "probability in [0, 1] that a reply has no extractable answer letter")
+      ->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : static_cast<int>(ExitCode::kUsage);
+  }
+  auto params = SimParams::from_json(
+      {{"seed", seed}, {"spread", spread}, {"abstain_logit", abstain_logit}, {"parse_error_rate", parse_error_rate}});
+  if (!params.ok()) {
+    std::fprintf(stderr, "noisefloor serve-sim: %s\n", params.status().message().c_str());
+    return static_cast<int>(ExitCode::kUsage);
+  }
+
+  // Block SIGINT/SIGTERM before any server thread exists (threads inherit the mask), then
+  // wait for one of them synchronously.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  auto server = SimServer::start(*params, port);
+  if (!server.ok()) {
+    std::fprintf(stderr, "noisefloor serve-sim: %s\n", server.status().message().c_str());
+    return static_cast<int>(exit_code_for(server.status()));
+  }
+  std::printf("noisefloor serve-sim listening on %s\n", (*server)->base_url().c_str());
+  std::fflush(stdout);
+  int sig = 0;
+  sigwait(&signals, &sig);
+  (*server)->stop();
+  return static_cast<int>(ExitCode::kSuccess);
+}
+
+}  // namespace nf::cli

@@ -1,0 +1,732 @@
+// Study files: YAML -> a validated Study. See study.h for the contract and docs/study.md
+// for the user-facing reference.
+//
+// Every value is read through a small set of checked readers (read_int, read_number,
+// read_string, ...) that all produce the same message shape "path:line: key: problem",
+// after the named input checks of stan math (STYLE.md). yaml-cpp throws; every call into
+// it that can throw is wrapped here and turned into a Status.
+#include "spec/study.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+#include <system_error>
+#include <utility>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "util/file.h"
+#include "util/strings.h"
+
+namespace nf {
+
+const std::vector<std::string>& known_analyses() {
+  static const std::vector<std::string> kAnalyses{"floor", "majority_floor", "mcq_robustness"};
+  return kAnalyses;
+}
+
+namespace {
+
+using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
+
+// The mcq condition names of seed 004 §2.4. known_mcq_conditions() (declared in study.h
+// and perturb/mcq_conditions.h) is defined once, in nf_perturb; the spec layer cannot
+// link its sibling, so it keeps this copy, in the same order (checked by the runner tests
+// that link both).
+const std::vector<std::string> kMcqConditions{"none", "shuffle", "remove_answer", "remove_context"};
+const std::vector<std::string> kBackends{"sim", "openai"};
+const std::vector<std::string> kTemplates{"default", "direct"};
+const std::vector<std::string> kTasks{"mcq"};
+const std::vector<std::string> kFormats{"medqa"};
+
+bool is_name(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+                    c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+bool is_env_name(std::string_view s) {
+  if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
+  for (char c : s) {
+    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+/// Shared state of one parse: the file name for messages, the env lookup and the
+/// directory that relative paths resolve against.
+class Parser {
+ public:
+  Parser(std::string path, const EnvLookup& env) : path_(std::move(path)), env_(env) {
+    std::filesystem::path p(path_);
+    base_dir_ = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
+  }
+
+  Result<Study> parse(const std::string& text);
+
+ private:
+  // --- messages ---------------------------------------------------------------------
+  static int line_of(const YAML::Node& node) {
+    const YAML::Mark m = node.Mark();
+    return m.is_null() || m.line < 0 ? 1 : m.line + 1;  // yaml-cpp lines are 0-based
+  }
+  Status error(int line, const std::string& key, const std::string& problem) const {
+    return InvalidArgument(fmt::format("{}:{}: {}: {}", path_, line, key, problem));
+  }
+  Status error(const YAML::Node& node, const std::string& key, const std::string& problem) const {
+    return error(line_of(node), key, problem);
+  }
+
+  /// "a list", "a map", "null", "an integer (5)", "a number (0.5)", "a boolean (true)",
+  /// "a string 'abc'".
+  static std::string describe(const YAML::Node& node);
+  static bool is_plain(const YAML::Node& node) { return node.Tag() != "!"; }
+  static bool is_null_scalar(const YAML::Node& node) {
+    if (node.IsNull()) return true;
+    if (!node.IsScalar() || !is_plain(node)) return false;
+    const std::string& s = node.Scalar();
+    return s == "~" || s == "null" || s == "Null" || s == "NULL" || s.empty();
+  }
+
+  // --- scalars ----------------------------------------------------------------------
+  Result<std::string> expand(const std::string& s, const YAML::Node& node, const std::string& key) const;
+  Result<std::string> read_string(const YAML::Node& node, const std::string& key) const;
+  Result<int64_t> read_int(const YAML::Node& node, const std::string& key) const;
+  Result<double> read_number(const YAML::Node& node, const std::string& key) const;
+  Result<nlohmann::json> to_json(const YAML::Node& node, const std::string& key) const;
+  /// Resolves a relative path against the study file's directory, or, when the value
+  /// was written as "${NAME}/..." (`env_rooted`), against the current directory, where
+  /// the shell that set NAME resolves it (NOISEFLOOR_DATA=../shared/data).
+  Result<std::string> resolve_path(const std::string& p, bool env_rooted = false) const;
+
+  /// Checks `node` is a map, rejects unknown and duplicate keys, and returns its entries
+  /// by key. `key` is the dotted path of the map itself ("" for the root).
+  struct Entry {
+    YAML::Node key;
+    YAML::Node value;
+  };
+  Result<std::map<std::string, Entry>> read_map(const YAML::Node& node, const std::string& key,
+                                                const std::vector<std::string>& allowed) const;
+  /// A scalar or a non-empty list -> the list of nodes.
+  Result<std::vector<YAML::Node>> read_axis(const YAML::Node& node, const std::string& key) const;
+
+  static std::string sub(const std::string& parent, const std::string& key) {
+    return parent.empty() ? key : parent + "." + key;
+  }
+
+  // --- sections ---------------------------------------------------------------------
+  Status parse_dataset(const Entry& e, DatasetSpec* out) const;
+  Status parse_subjects(const Entry& e, std::vector<SubjectSpec>* out) const;
+  Status parse_conditions(const Entry& e, std::vector<std::string>* out) const;
+  Status parse_configs(const Entry& e, ConfigAxes* out) const;
+  Status parse_analyses(const Entry& e, std::vector<AnalysisSpec>* out) const;
+  Status parse_bootstrap(const Entry& e, BootstrapSpec* out) const;
+
+  std::string path_;
+  const EnvLookup& env_;
+  std::filesystem::path base_dir_;
+};
+
+bool looks_int(const std::string& s) {
+  size_t i = (!s.empty() && (s[0] == '-' || s[0] == '+')) ? 1 : 0;
+  if (i >= s.size()) return false;
+  for (; i < s.size(); ++i)
+    if (s[i] < '0' || s[i] > '9') return false;
+  return true;
+}
+
+bool parse_double(const std::string& s, double* out) {
+  if (s.empty()) return false;
+  const char* b = s.c_str();
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(b, &end);
+  if (end != b + s.size() || errno == ERANGE || !std::isfinite(v)) return false;
+  // Reject hex floats, "nan" and "inf" spellings that strtod accepts.
+  for (char c : s)
+    if (!((c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '-' || c == '+')) return false;
+  *out = v;
+  return true;
+}
+
+std::string Parser::describe(const YAML::Node& node) {
+  if (!node.IsDefined() || node.IsNull()) return "null";
+  if (node.IsSequence()) return "a list";
+  if (node.IsMap()) return "a map";
+  const std::string& s = node.Scalar();
+  if (!is_plain(node)) return fmt::format("a string '{}'", s);
+  if (is_null_scalar(node)) return "null";
+  if (looks_int(s)) return fmt::format("an integer ({})", s);
+  double d = 0;
+  if (parse_double(s, &d)) return fmt::format("a number ({})", s);
+  if (s == "true" || s == "false" || s == "True" || s == "False") return fmt::format("a boolean ({})", s);
+  return fmt::format("a string '{}'", s);
+}
+
+Result<std::string> Parser::expand(const std::string& s, const YAML::Node& node, const std::string& key) const {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '$') {
+      out += s[i];
+      continue;
+    }
+    if (s.compare(i, 3, "$${") == 0) {  // escaped: a literal "${"
+      out += "${";
+      i += 2;
+      continue;
+    }
+    if (i + 1 < s.size() && s[i + 1] == '{') {
+      const size_t close = s.find('}', i + 2);
+      if (close == std::string::npos) return error(node, key, "unterminated '${' (write '$${' for a literal '${')");
+      const std::string name = s.substr(i + 2, close - i - 2);
+      if (!is_env_name(name))
+        return error(node, key, fmt::format("'${{{}}}' is not a valid environment variable name", name));
+      const std::optional<std::string> v = env_ ? env_(name) : std::nullopt;
+      if (!v) return error(node, key, fmt::format("environment variable {} is not set", name));
+      out += *v;
+      i = close;
+      continue;
+    }
+    out += '$';
+  }
+  return out;
+}
+
+Result<std::string> Parser::read_string(const YAML::Node& node, const std::string& key) const {
+  if (!node.IsScalar() || (is_plain(node) && is_null_scalar(node)))
+    return error(node, key, fmt::format("expected a string, found {}", describe(node)));
+  return expand(node.Scalar(), node, key);
+}
+
+Result<int64_t> Parser::read_int(const YAML::Node& node, const std::string& key) const {
+  if (!node.IsScalar() || !is_plain(node))
+    return error(node, key, fmt::format("expected an integer, found {}", describe(node)));
+  NF_ASSIGN_OR_RETURN(std::string s, expand(node.Scalar(), node, key));
+  if (!looks_int(s)) return error(node, key, fmt::format("expected an integer, found {}", describe(node)));
+  int64_t v = 0;
+  const char* b = s.data() + (s[0] == '+' ? 1 : 0);
+  const auto [ptr, ec] = std::from_chars(b, s.data() + s.size(), v);
+  if (ec != std::errc() || ptr != s.data() + s.size())
+    return error(node, key, fmt::format("integer {} is out of range", s));
+  return v;
+}
+
+Result<double> Parser::read_number(const YAML::Node& node, const std::string& key) const {
+  if (!node.IsScalar() || !is_plain(node))
+    return error(node, key, fmt::format("expected a number, found {}", describe(node)));
+  NF_ASSIGN_OR_RETURN(std::string s, expand(node.Scalar(), node, key));
+  double v = 0;
+  if (!parse_double(s, &v)) return error(node, key, fmt::format("expected a number, found {}", describe(node)));
+  return v;
+}
+
+Result<nlohmann::json> Parser::to_json(const YAML::Node& node, const std::string& key) const {
+  if (!node.IsDefined() || node.IsNull()) return nlohmann::json(nullptr);
+  if (node.IsSequence()) {
+    nlohmann::json arr = nlohmann::json::array();
+    size_t i = 0;
+    for (const auto& child : node) {
+      NF_ASSIGN_OR_RETURN(nlohmann::json v, to_json(child, fmt::format("{}[{}]", key, i++)));
+      arr.push_back(std::move(v));
+    }
+    return arr;
+  }
+  if (node.IsMap()) {
+    nlohmann::json obj = nlohmann::json::object();
+    for (const auto& kv : node) {
+      if (!kv.first.IsScalar())
+        return error(kv.first, key, fmt::format("map keys must be strings, found {}", describe(kv.first)));
+      const std::string k = kv.first.Scalar();
+      if (obj.contains(k)) return error(kv.first, sub(key, k), "duplicate key");
+      NF_ASSIGN_OR_RETURN(nlohmann::json v, to_json(kv.second, sub(key, k)));
+      obj[k] = std::move(v);
+    }
+    return obj;
+  }
+  const std::string& s = node.Scalar();
+  if (is_plain(node)) {
+    if (is_null_scalar(node)) return nlohmann::json(nullptr);
+    if (s == "true" || s == "True") return nlohmann::json(true);
+    if (s == "false" || s == "False") return nlohmann::json(false);
+    if (looks_int(s)) {
+      int64_t v = 0;
+      const char* b = s.data() + (s[0] == '+' ? 1 : 0);
+      const auto [ptr, ec] = std::from_chars(b, s.data() + s.size(), v);
+      if (ec == std::errc() && ptr == s.data() + s.size()) return nlohmann::json(v);
+    }
+    double d = 0;
+    if (parse_double(s, &d)) return nlohmann::json(d);
+  }
+  NF_ASSIGN_OR_RETURN(std::string e, expand(s, node, key));
+  return nlohmann::json(std::move(e));
+}
+
+Result<std::string> Parser::resolve_path(const std::string& p, bool env_rooted) const {
+  std::filesystem::path fp(p);
+  if (fp.is_relative() && !env_rooted) fp = base_dir_ / fp;
+  std::error_code ec;
+  std::filesystem::path abs = std::filesystem::absolute(fp, ec);
+  if (ec) abs = fp;
+  return abs.lexically_normal().string();
+}
+
+Result<std::map<std::string, Parser::Entry>> Parser::read_map(const YAML::Node& node, const std::string& key,
+                                                              const std::vector<std::string>& allowed) const {
+  if (!node.IsMap())
+    return error(node, key.empty() ? "study" : key, fmt::format("expected a map, found {}", describe(node)));
+  std::map<std::string, Entry> out;
+  for (const auto& kv : node) {
+    if (!kv.first.IsScalar())
+      return error(kv.first, key.empty() ? "study" : key,
+                   fmt::format("keys must be strings, found {}", describe(kv.first)));
+    const std::string k = kv.first.Scalar();
+    const std::string full = sub(key, k);
+    if (std::find(allowed.begin(), allowed.end(), k) == allowed.end())
+      return error(kv.first, full, "unknown key" + did_you_mean(k, allowed));
+    if (out.count(k)) return error(kv.first, full, fmt::format("duplicate key (first on line {})", line_of(out[k].key)));
+    out[k] = Entry{kv.first, kv.second};
+  }
+  return out;
+}
+
+Result<std::vector<YAML::Node>> Parser::read_axis(const YAML::Node& node, const std::string& key) const {
+  std::vector<YAML::Node> out;
+  if (node.IsSequence()) {
+    for (const auto& child : node) out.push_back(child);
+    if (out.empty()) return error(node, key, "must be a scalar or a non-empty list, found an empty list");
+    return out;
+  }
+  if (node.IsScalar()) {
+    out.push_back(node);
+    return out;
+  }
+  return error(node, key, fmt::format("expected a scalar or a non-empty list, found {}", describe(node)));
+}
+
+Status Parser::parse_dataset(const Entry& e, DatasetSpec* out) const {
+  NF_ASSIGN_OR_RETURN(auto m, read_map(e.value, "dataset", {"format", "path", "limit", "id_field", "cluster_field"}));
+  if (auto it = m.find("format"); it != m.end()) {
+    NF_ASSIGN_OR_RETURN(out->format, read_string(it->second.value, "dataset.format"));
+    if (std::find(kFormats.begin(), kFormats.end(), out->format) == kFormats.end())
+      return error(it->second.value, "dataset.format",
+                   fmt::format("unknown format '{}' (known: {}){}", out->format, join(kFormats, ", "),
+                               did_you_mean(out->format, kFormats)));
+  }
+  auto pit = m.find("path");
+  if (pit == m.end()) return error(e.value, "dataset.path", "required key is missing");
+  NF_ASSIGN_OR_RETURN(std::string raw, read_string(pit->second.value, "dataset.path"));
+  if (raw.empty()) return error(pit->second.value, "dataset.path", "must not be empty");
+  const bool env_rooted = pit->second.value.IsScalar() && starts_with(pit->second.value.Scalar(), "${");
+  NF_ASSIGN_OR_RETURN(out->path, resolve_path(raw, env_rooted));
+  std::error_code ec;
+  if (!std::filesystem::exists(out->path, ec))
+    return NotFound(fmt::format("{}:{}: dataset.path: no such file: {}", path_, line_of(pit->second.value), out->path));
+  if (std::filesystem::is_directory(out->path, ec))
+    return error(pit->second.value, "dataset.path", fmt::format("is a directory, expected a file: {}", out->path));
+  if (auto it = m.find("limit"); it != m.end()) {
+    NF_ASSIGN_OR_RETURN(out->limit, read_int(it->second.value, "dataset.limit"));
+    if (out->limit < 0)
+      return error(it->second.value, "dataset.limit",
+                   fmt::format("must be a non-negative integer (0 = all items), got {}", out->limit));
+  }
+  if (auto it = m.find("id_field"); it != m.end()) {
+    NF_ASSIGN_OR_RETURN(out->id_field, read_string(it->second.value, "dataset.id_field"));
+  }
+  if (auto it = m.find("cluster_field"); it != m.end()) {
+    NF_ASSIGN_OR_RETURN(out->cluster_field, read_string(it->second.value, "dataset.cluster_field"));
+  }
+  return Status::Ok();
+}
+
+Status Parser::parse_subjects(const Entry& e, std::vector<SubjectSpec>* out) const {
+  if (!e.value.IsSequence())
+    return error(e.value, "subjects", fmt::format("expected a non-empty list of subjects, found {}", describe(e.value)));
+  if (e.value.size() == 0) return error(e.value, "subjects", "must list at least one subject");
+  std::map<std::string, int> seen;  // name -> line
+  size_t i = 0;
+  for (const auto& node : e.value) {
+    const std::string key = fmt::format("subjects[{}]", i++);
+    NF_ASSIGN_OR_RETURN(auto m, read_map(node, key,
+                                         {"name", "backend", "model", "base_url", "api_key_env", "timeout_s",
+                                          "concurrency", "sim", "extra_body"}));
+    SubjectSpec s;
+    auto nit = m.find("name");
+    if (nit == m.end()) return error(node, key + ".name", "required key is missing");
+    NF_ASSIGN_OR_RETURN(s.name, read_string(nit->second.value, key + ".name"));
+    if (!is_name(s.name))
+      return error(nit->second.value, key + ".name",
+                   fmt::format("'{}' is not a valid name (letters, digits, '.', '_', '-')", s.name));
+    if (auto d = seen.find(s.name); d != seen.end())
+      return error(nit->second.value, key + ".name",
+                   fmt::format("duplicate subject name '{}' (first on line {})", s.name, d->second));
+    seen[s.name] = line_of(nit->second.value);
+
+    if (auto it = m.find("backend"); it != m.end()) {
+      NF_ASSIGN_OR_RETURN(s.backend, read_string(it->second.value, key + ".backend"));
+      if (std::find(kBackends.begin(), kBackends.end(), s.backend) == kBackends.end())
+        return error(it->second.value, key + ".backend",
+                     fmt::format("unknown backend '{}' (known: {}){}", s.backend, join(kBackends, ", "),
+                                 did_you_mean(s.backend, kBackends)));
+    }
+    auto mit = m.find("model");
+    if (mit == m.end()) return error(node, key + ".model", "required key is missing");
+    NF_ASSIGN_OR_RETURN(s.model, read_string(mit->second.value, key + ".model"));
+    if (s.model.empty()) return error(mit->second.value, key + ".model", "must not be empty");
+
+    if (auto it = m.find("base_url"); it != m.end()) {
+      NF_ASSIGN_OR_RETURN(s.base_url, read_string(it->second.value, key + ".base_url"));
+      if (!starts_with(s.base_url, "http://") && !starts_with(s.base_url, "https://"))
+        return error(it->second.value, key + ".base_url",
+                     fmt::format("must start with http:// or https://, got '{}'", s.base_url));
+    } else if (s.backend == "openai") {
+      return error(node, key + ".base_url", "required for backend openai (e.g. http://127.0.0.1:8080/v1)");
+    }
+    if (auto it = m.find("api_key_env"); it != m.end()) {
+      NF_ASSIGN_OR_RETURN(s.api_key_env, read_string(it->second.value, key + ".api_key_env"));
+      if (!is_env_name(s.api_key_env))
+        return error(it->second.value, key + ".api_key_env",
+                     "must be the NAME of an environment variable holding the key (letters, digits, '_'), "
+                     "never the key itself");
+    }
+    if (auto it = m.find("timeout_s"); it != m.end()) {
+      NF_ASSIGN_OR_RETURN(s.timeout_s, read_number(it->second.value, key + ".timeout_s"));
+      if (!(s.timeout_s > 0))
+        return error(it->second.value, key + ".timeout_s", fmt::format("must be > 0, got {}", s.timeout_s));
+    }
+    if (auto it = m.find("concurrency"); it != m.end()) {
+      NF_ASSIGN_OR_RETURN(int64_t c, read_int(it->second.value, key + ".concurrency"));
+      if (c < 1 || c > 256)
+        return error(it->second.value, key + ".concurrency", fmt::format("must be in 1..256, got {}", c));
+      s.concurrency = static_cast<int>(c);
+    }
+    for (const char* jk : {"sim", "extra_body"}) {
+      auto it = m.find(jk);
+      if (it == m.end()) continue;
+      const std::string k = key + "." + jk;
+      const YAML::Node& v = it->second.value;
+      if (!(v.IsMap() || v.IsNull() || is_null_scalar(v)))
+        return error(v, k, fmt::format("expected a map, found {}", describe(v)));
+      NF_ASSIGN_OR_RETURN(nlohmann::json j, to_json(v, k));
+      if (j.is_null()) j = nlohmann::json::object();
+      (std::string(jk) == "sim" ? s.sim : s.extra_body) = std::move(j);
+    }
+    out->push_back(std::move(s));
+  }
+  return Status::Ok();
+}
+
+Status Parser::parse_conditions(const Entry& e, std::vector<std::string>* out) const {
+  NF_ASSIGN_OR_RETURN(auto nodes, read_axis(e.value, "conditions"));
+  out->clear();
+  const auto& known = kMcqConditions;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const std::string key = e.value.IsSequence() ? fmt::format("conditions[{}]", i) : "conditions";
+    NF_ASSIGN_OR_RETURN(std::string c, read_string(nodes[i], key));
+    if (std::find(known.begin(), known.end(), c) == known.end())
+      return error(nodes[i], key,
+                   fmt::format("unknown condition '{}' (known: {}){}", c, join(known, ", "), did_you_mean(c, known)));
+    if (std::find(out->begin(), out->end(), c) != out->end())
+      return error(nodes[i], key, fmt::format("condition '{}' is listed twice", c));
+    out->push_back(c);
+  }
+  return Status::Ok();
+}
+
+std::string compact(double v) {
+  char buf[64];
+  const auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  if (ec != std::errc()) return fmt::format("{}", v);
+  std::string s(buf, ptr);
+  return s == "-0" ? "0" : s;
+}
+
+Status Parser::parse_configs(const Entry& e, ConfigAxes* out) const {
+  NF_ASSIGN_OR_RETURN(auto m, read_map(e.value, "configs", {"temperature", "top_p", "seed", "max_tokens", "template"}));
+  // Each axis: values checked one by one, duplicates rejected (they would give two
+  // configs with the same id).
+  auto dup = [&](const YAML::Node& n, const std::string& key, const std::string& shown) {
+    return error(n, key, fmt::format("value {} is listed twice", shown));
+  };
+  if (auto it = m.find("temperature"); it != m.end()) {
+    NF_ASSIGN_OR_RETURN(auto nodes, read_axis(it->second.value, "configs.temperature"));
+    out->temperature.clear();
+    for (const auto& n : nodes) {
+      NF_ASSIGN_OR_RETURN(double v, read_number(n, "configs.temperature"));
+      if (v < 0) return error(n, "configs.temperature", fmt::format("must be >= 0, got {}", compact(v)));
+      if (std::find(out->temperature.begin(), out->temperature.end(), v) != out->temperature.end())
+        return dup(n, "configs.temperature", compact(v));
+      out->temperature.push_back(v);
+    }
+  }
+  if (auto it = m.find("top_p"); it != m.end()) {
+    NF_ASSIGN_OR_RETURN(auto nodes, read_axis(it->second.value, "configs.top_p"));
+    out->top_p.clear();
+    for (const auto& n : nodes) {
+      NF_ASSIGN_OR_RETURN(double v, read_number(n, "configs.top_p"));
+      if (!(v > 0 && v <= 1)) return error(n, "configs.top_p", fmt::format("must be in (0, 1], got {}", compact(v)));
+      if (std::find(out->top_p.begin(), out->top_p.end(), v) != out->top_p.end())
+        return dup(n, "configs.top_p", compact(v));
+      out->top_p.push_back(v);
+    }
+  }
+  if (auto it = m.find("seed"); it != m.end()) {
+    // A bare `seed:` (null) is one value: send no seed.
+    std::vector<YAML::Node> nodes;
+    if (it->second.value.IsNull()) {
+      nodes.push_back(it->second.value);
+    } else {
+      NF_ASSIGN_OR_RETURN(nodes, read_axis(it->second.value, "configs.seed"));
+    }
+    out->seed.clear();
+    for (const auto& n : nodes) {
+      std::optional<int64_t> v;
+      if (!is_null_scalar(n)) {
+        NF_ASSIGN_OR_RETURN(int64_t x, read_int(n, "configs.seed"));
+        v = x;
+      }
+      if (std::find(out->seed.begin(), out->seed.end(), v) != out->seed.end())
+        return dup(n, "configs.seed", v ? std::to_string(*v) : "null");
+      out->seed.push_back(v);
+    }
+  }
+  if (auto it = m.find("max_tokens"); it != m.end()) {
+    NF_ASSIGN_OR_RETURN(auto nodes, read_axis(it->second.value, "configs.max_tokens"));
+    out->max_tokens.clear();
+    for (const auto& n : nodes) {
+      NF_ASSIGN_OR_RETURN(int64_t v, read_int(n, "configs.max_tokens"));
+      if (v < 1 || v > 1'000'000)
+        return error(n, "configs.max_tokens", fmt::format("must be a positive integer (at most 1000000), got {}", v));
+      if (std::find(out->max_tokens.begin(), out->max_tokens.end(), v) != out->max_tokens.end())
+        return dup(n, "configs.max_tokens", std::to_string(v));
+      out->max_tokens.push_back(static_cast<int>(v));
+    }
+  }
+  if (auto it = m.find("template"); it != m.end()) {
+    NF_ASSIGN_OR_RETURN(auto nodes, read_axis(it->second.value, "configs.template"));
+    out->template_name.clear();
+    for (const auto& n : nodes) {
+      NF_ASSIGN_OR_RETURN(std::string v, read_string(n, "configs.template"));
+      if (std::find(kTemplates.begin(), kTemplates.end(), v) == kTemplates.end())
+        return error(n, "configs.template",
+                     fmt::format("unknown template '{}' (known: {}){}", v, join(kTemplates, ", "),
+                                 did_you_mean(v, kTemplates)));
+      if (std::find(out->template_name.begin(), out->template_name.end(), v) != out->template_name.end())
+        return dup(n, "configs.template", v);
+      out->template_name.push_back(v);
+    }
+  }
+  return Status::Ok();
+}
+
+Status Parser::parse_analyses(const Entry& e, std::vector<AnalysisSpec>* out) const {
+  NF_ASSIGN_OR_RETURN(auto m, read_map(e.value, "analyses", known_analyses()));
+  out->clear();
+  // File order, not alphabetical: iterate the YAML map again.
+  for (const auto& kv : e.value) {
+    const std::string name = kv.first.Scalar();
+    const std::string key = "analyses." + name;
+    const YAML::Node& v = kv.second;
+    AnalysisSpec a;
+    a.name = name;
+    if (!(v.IsMap() || v.IsNull() || is_null_scalar(v)))
+      return error(v, key, fmt::format("expected a map of options (or nothing), found {}", describe(v)));
+    if (name == "majority_floor") {
+      nlohmann::json sizes = nlohmann::json::array({3});
+      if (v.IsMap()) {
+        NF_ASSIGN_OR_RETURN(auto opts, read_map(v, key, {"vote_sizes"}));
+        if (auto it = opts.find("vote_sizes"); it != opts.end()) {
+          NF_ASSIGN_OR_RETURN(auto nodes, read_axis(it->second.value, key + ".vote_sizes"));
+          sizes = nlohmann::json::array();
+          for (const auto& n : nodes) {
+            NF_ASSIGN_OR_RETURN(int64_t k, read_int(n, key + ".vote_sizes"));
+            if (k < 1) return error(n, key + ".vote_sizes", fmt::format("must be positive integers, got {}", k));
+            sizes.push_back(k);
+          }
+        }
+      }
+      a.options["vote_sizes"] = sizes;
+    } else if (name == "mcq_robustness") {
+      if (v.IsMap()) {
+        NF_ASSIGN_OR_RETURN(auto opts, read_map(v, key, {"margin"}));
+        if (auto it = opts.find("margin"); it != opts.end()) {
+          NF_ASSIGN_OR_RETURN(double mg, read_number(it->second.value, key + ".margin"));
+          if (!(mg > 0 && mg < 1))
+            return error(it->second.value, key + ".margin", fmt::format("must be in (0, 1), got {}", compact(mg)));
+          a.options["margin"] = mg;
+        }
+      }
+    } else {  // floor: no options yet
+      if (v.IsMap()) {
+        NF_ASSIGN_OR_RETURN(auto opts, read_map(v, key, {}));
+        (void)opts;
+      }
+    }
+    out->push_back(std::move(a));
+  }
+  (void)m;
+  return Status::Ok();
+}
+
+Status Parser::parse_bootstrap(const Entry& e, BootstrapSpec* out) const {
+  if (e.value.IsNull() || is_null_scalar(e.value)) return Status::Ok();
+  NF_ASSIGN_OR_RETURN(auto m, read_map(e.value, "bootstrap", {"resamples", "seed", "level"}));
+  if (auto it = m.find("resamples"); it != m.end()) {
+    NF_ASSIGN_OR_RETURN(int64_t r, read_int(it->second.value, "bootstrap.resamples"));
+    if (r < 1 || r > 100'000'000)
+      return error(it->second.value, "bootstrap.resamples", fmt::format("must be a positive integer, got {}", r));
+    out->resamples = static_cast<int>(r);
+  }
+  if (auto it = m.find("seed"); it != m.end()) {
+    NF_ASSIGN_OR_RETURN(int64_t s, read_int(it->second.value, "bootstrap.seed"));
+    if (s < 0)
+      return error(it->second.value, "bootstrap.seed", fmt::format("must be a non-negative integer, got {}", s));
+    out->seed = static_cast<uint64_t>(s);
+  }
+  if (auto it = m.find("level"); it != m.end()) {
+    NF_ASSIGN_OR_RETURN(double l, read_number(it->second.value, "bootstrap.level"));
+    if (!(l > 0 && l < 1))
+      return error(it->second.value, "bootstrap.level", fmt::format("must be in (0, 1), got {}", compact(l)));
+    out->level = l;
+  }
+  return Status::Ok();
+}
+
+Result<Study> Parser::parse(const std::string& text) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::ParserException& ex) {
+    const int line = ex.mark.is_null() || ex.mark.line < 0 ? 1 : ex.mark.line + 1;
+    return InvalidArgument(fmt::format("{}:{}: malformed YAML: {}", path_, line, ex.msg));
+  } catch (const YAML::Exception& ex) {
+    const int line = ex.mark.is_null() || ex.mark.line < 0 ? 1 : ex.mark.line + 1;
+    return InvalidArgument(fmt::format("{}:{}: malformed YAML: {}", path_, line, ex.msg));
+  }
+  if (!root.IsDefined() || root.IsNull())
+    return InvalidArgument(fmt::format("{}:1: study: the file is empty, expected a map with name, dataset, subjects",
+                                       path_));
+
+  Study st;
+  st.source_path = path_;
+  st.source_text = text;
+  NF_ASSIGN_OR_RETURN(auto m, read_map(root, "",
+                                       {"name", "seed", "store", "task", "dataset", "subjects", "conditions", "configs",
+                                        "replicates", "analyses", "bootstrap"}));
+
+  auto nit = m.find("name");
+  if (nit == m.end()) return error(root, "name", "required key is missing");
+  NF_ASSIGN_OR_RETURN(st.name, read_string(nit->second.value, "name"));
+  if (!is_name(st.name))
+    return error(nit->second.value, "name",
+                 fmt::format("'{}' is not a valid name (letters, digits, '.', '_', '-')", st.name));
+
+  if (auto it = m.find("seed"); it != m.end()) {
+    NF_ASSIGN_OR_RETURN(int64_t s, read_int(it->second.value, "seed"));
+    if (s < 0) return error(it->second.value, "seed", fmt::format("must be a non-negative integer, got {}", s));
+    st.seed = static_cast<uint64_t>(s);
+  }
+  if (auto it = m.find("store"); it != m.end()) {
+    NF_ASSIGN_OR_RETURN(std::string s, read_string(it->second.value, "store"));
+    if (s.empty()) return error(it->second.value, "store", "must not be empty (leave the key out for the default)");
+    NF_ASSIGN_OR_RETURN(st.store, resolve_path(s, starts_with(it->second.value.Scalar(), "${")));
+  }
+  if (auto it = m.find("task"); it != m.end()) {
+    NF_ASSIGN_OR_RETURN(st.task, read_string(it->second.value, "task"));
+    if (std::find(kTasks.begin(), kTasks.end(), st.task) == kTasks.end())
+      return error(it->second.value, "task",
+                   fmt::format("unknown task '{}' (known: {}){}", st.task, join(kTasks, ", "),
+                               did_you_mean(st.task, kTasks)));
+  }
+  if (auto it = m.find("replicates"); it != m.end()) {
+    NF_ASSIGN_OR_RETURN(int64_t r, read_int(it->second.value, "replicates"));
+    if (r < 1 || r > 1'000'000)
+      return error(it->second.value, "replicates", fmt::format("must be a positive integer, got {}", r));
+    st.replicates = static_cast<int>(r);
+  }
+  auto dit = m.find("dataset");
+  if (dit == m.end()) return error(root, "dataset", "required key is missing");
+  auto sit = m.find("subjects");
+  if (sit == m.end()) return error(root, "subjects", "required key is missing");
+  if (auto it = m.find("conditions"); it != m.end()) NF_RETURN_IF_ERROR(parse_conditions(it->second, &st.conditions));
+  if (auto it = m.find("configs"); it != m.end()) NF_RETURN_IF_ERROR(parse_configs(it->second, &st.axes));
+  if (auto it = m.find("analyses"); it != m.end()) {
+    NF_RETURN_IF_ERROR(parse_analyses(it->second, &st.analyses));
+  } else {
+    for (const auto& a : known_analyses()) {
+      AnalysisSpec spec{a, nlohmann::json::object()};
+      if (a == "majority_floor") spec.options["vote_sizes"] = nlohmann::json::array({3});
+      st.analyses.push_back(std::move(spec));
+    }
+  }
+  if (auto it = m.find("bootstrap"); it != m.end()) NF_RETURN_IF_ERROR(parse_bootstrap(it->second, &st.bootstrap));
+  NF_RETURN_IF_ERROR(parse_subjects(sit->second, &st.subjects));
+  // The dataset last: its existence check touches the filesystem, and every syntax error
+  // in the rest of the file is more useful first.
+  NF_RETURN_IF_ERROR(parse_dataset(dit->second, &st.dataset));
+  return st;
+}
+
+}  // namespace
+
+Result<Study> parse_study(const std::string& yaml_text, const std::string& path, const EnvLookup& env) {
+  Parser p(path, env);
+  try {
+    return p.parse(yaml_text);
+  } catch (const YAML::Exception& ex) {  // any yaml-cpp access that threw past a reader
+    const int line = ex.mark.is_null() || ex.mark.line < 0 ? 1 : ex.mark.line + 1;
+    return InvalidArgument(fmt::format("{}:{}: malformed YAML: {}", path, line, ex.msg));
+  }
+}
+
+Result<Study> parse_study(const std::string& yaml_text, const std::string& path) {
+  return parse_study(yaml_text, path, [](const std::string& name) -> std::optional<std::string> {
+    const char* v = std::getenv(name.c_str());
+    if (v == nullptr) return std::nullopt;
+    return std::string(v);
+  });
+}
+
+Result<Study> load_study(const std::string& path) {
+  NF_ASSIGN_OR_RETURN(std::string text, read_file(path));
+  return parse_study(text, path);
+}
+
+std::vector<Config> expand_configs(const ConfigAxes& axes) {
+  std::vector<Config> out;
+  const bool vt = axes.temperature.size() > 1, vp = axes.top_p.size() > 1, vs = axes.seed.size() > 1,
+             vm = axes.max_tokens.size() > 1, vtm = axes.template_name.size() > 1;
+  for (double t : axes.temperature)
+    for (double p : axes.top_p)
+      for (const auto& s : axes.seed)
+        for (int mt : axes.max_tokens)
+          for (const auto& tm : axes.template_name) {
+            Config c;
+            c.temperature = t;
+            c.top_p = p;
+            c.seed = s;
+            c.max_tokens = mt;
+            c.template_name = tm;
+            std::vector<std::string> parts;
+            if (vt) parts.push_back("temperature=" + compact(t));
+            if (vp) parts.push_back("top_p=" + compact(p));
+            if (vs) parts.push_back("seed=" + (s ? std::to_string(*s) : std::string("null")));
+            if (vm) parts.push_back("max_tokens=" + std::to_string(mt));
+            if (vtm) parts.push_back("template=" + tm);
+            c.id = parts.empty() ? "default" : join(parts, ",");
+            out.push_back(std::move(c));
+          }
+  return out;
+}
+
+}  // namespace nf

@@ -1,0 +1,146 @@
+#include "stats/bootstrap.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <thread>
+
+#include "util/rng.h"
+
+namespace nf::stats {
+
+namespace {
+
+Status check_bootstrap_args(const char* fn, size_t n_clusters, int resamples, double level, int threads) {
+  if (n_clusters == 0) return InvalidArgument(std::string(fn) + ": no clusters");
+  if (resamples < 1) return InvalidArgument(std::string(fn) + ": resamples must be >= 1, got " + std::to_string(resamples));
+  if (threads < 1) return InvalidArgument(std::string(fn) + ": threads must be >= 1, got " + std::to_string(threads));
+  return check_level(fn, level);
+}
+
+// Runs body(r) for r in [0, resamples) over `threads` threads (contiguous blocks).
+template <typename Body>
+void parallel_for(int resamples, int threads, const Body& body) {
+  const int t = std::max(1, std::min(threads, resamples));
+  if (t == 1) {
+    for (int r = 0; r < resamples; ++r) body(r);
+    return;
+  }
+  std::vector<std::thread> pool;
+  pool.reserve(static_cast<size_t>(t));
+  for (int w = 0; w < t; ++w) {
+    const int begin = static_cast<int>(static_cast<int64_t>(resamples) * w / t);
+    const int end = static_cast<int>(static_cast<int64_t>(resamples) * (w + 1) / t);
+    pool.emplace_back([begin, end, &body] {
+      for (int r = begin; r < end; ++r) body(r);
+    });
+  }
+  for (auto& th : pool) th.join();
+}
+
+Result<BootstrapResult> finish(double estimate, std::vector<double> reps, int resamples, uint64_t seed,
+                               double level, const char* fn) {
+  BootstrapResult out;
+  out.estimate = estimate;
+  out.resamples = resamples;
+  out.seed = seed;
+  for (double v : reps) {
+    if (std::isfinite(v)) out.replicates.push_back(v);
+  }
+  out.valid_replicates = static_cast<int>(out.replicates.size());
+  if (out.replicates.empty()) return Undefined(std::string(fn) + ": no bootstrap replicate gave a finite statistic");
+  NF_ASSIGN_OR_RETURN(const Interval iv, percentile_interval(out.replicates, level));
+  out.low = iv.low;
+  out.high = iv.high;
+  return out;
+}
+
+}  // namespace
+
+Result<double> quantile_linear(std::vector<double> values, double q) {
+  if (values.empty()) return InvalidArgument("quantile_linear: no values");
+  if (!(q >= 0.0 && q <= 1.0)) return InvalidArgument("quantile_linear: q must be in [0, 1]");
+  for (double v : values) {
+    if (std::isnan(v)) return InvalidArgument("quantile_linear: NaN value");
+  }
+  std::sort(values.begin(), values.end());
+  const double h = static_cast<double>(values.size() - 1) * q;
+  const size_t lo = static_cast<size_t>(std::floor(h));
+  if (lo + 1 >= values.size()) return values.back();
+  const double frac = h - static_cast<double>(lo);
+  return values[lo] + frac * (values[lo + 1] - values[lo]);
+}
+
+Result<Interval> percentile_interval(const std::vector<double>& values, double level) {
+  NF_RETURN_IF_ERROR(check_level("percentile_interval", level));
+  const double alpha = 1.0 - level;
+  Interval out;
+  NF_ASSIGN_OR_RETURN(out.low, quantile_linear(values, alpha / 2.0));
+  NF_ASSIGN_OR_RETURN(out.high, quantile_linear(values, 1.0 - alpha / 2.0));
+  return out;
+}
+
+double ratio_of_sums(const std::vector<double>& num, const std::vector<double>& den,
+                     const std::vector<size_t>& clusters) {
+  double sn = 0.0, sd = 0.0;
+  for (size_t i : clusters) {
+    sn += num[i];
+    sd += den[i];
+  }
+  return sd == 0.0 ? std::nan("") : sn / sd;
+}
+
+Result<BootstrapResult> cluster_bootstrap(size_t n_clusters, const ClusterStatistic& statistic, int resamples,
+                                          uint64_t seed, double level, int threads) {
+  NF_RETURN_IF_ERROR(check_bootstrap_args("cluster_bootstrap", n_clusters, resamples, level, threads));
+  std::vector<size_t> identity(n_clusters);
+  for (size_t i = 0; i < n_clusters; ++i) identity[i] = i;
+  const double estimate = statistic(identity);
+  if (std::isnan(estimate)) return Undefined("cluster_bootstrap: the statistic is undefined on the original sample");
+  std::vector<double> reps(static_cast<size_t>(resamples));
+  parallel_for(resamples, threads, [&](int r) {
+    Rng rng = Rng::stream(seed, {static_cast<uint64_t>(r)});
+    std::vector<size_t> idx(n_clusters);
+    for (auto& i : idx) i = static_cast<size_t>(rng.uniform_int(n_clusters));
+    reps[static_cast<size_t>(r)] = statistic(idx);
+  });
+  return finish(estimate, std::move(reps), resamples, seed, level, "cluster_bootstrap");
+}
+
+Result<Interval> cluster_bootstrap_ratio(const std::vector<double>& num, const std::vector<double>& den,
+                                         int resamples, uint64_t seed, double level, int threads) {
+  if (num.size() != den.size()) {
+    return InvalidArgument("cluster_bootstrap_ratio: num has " + std::to_string(num.size()) + " clusters, den has " +
+                           std::to_string(den.size()));
+  }
+  NF_RETURN_IF_ERROR(check_bootstrap_args("cluster_bootstrap_ratio", num.size(), resamples, level, threads));
+  double sn = 0.0, sd = 0.0;
+  for (size_t i = 0; i < num.size(); ++i) {
+    sn += num[i];
+    sd += den[i];
+  }
+  if (sd == 0.0) return InvalidArgument("cluster_bootstrap_ratio: the denominators sum to 0");
+  const size_t n = num.size();
+  std::vector<double> reps(static_cast<size_t>(resamples));
+  // Same draws as cluster_bootstrap(n, ratio_of_sums): one uniform_int(n) per cluster slot
+  // from Rng::stream(seed, {r}); inlined for speed.
+  parallel_for(resamples, threads, [&](int r) {
+    Rng rng = Rng::stream(seed, {static_cast<uint64_t>(r)});
+    double a = 0.0, b = 0.0;
+    for (size_t k = 0; k < n; ++k) {
+      const size_t i = static_cast<size_t>(rng.uniform_int(n));
+      a += num[i];
+      b += den[i];
+    }
+    reps[static_cast<size_t>(r)] = b == 0.0 ? std::nan("") : a / b;
+  });
+  NF_ASSIGN_OR_RETURN(const BootstrapResult br,
+                      finish(sn / sd, std::move(reps), resamples, seed, level, "cluster_bootstrap_ratio"));
+  Interval out;
+  out.estimate = br.estimate;
+  out.low = br.low;
+  out.high = br.high;
+  return out;
+}
+
+}  // namespace nf::stats

@@ -1,0 +1,883 @@
+// The SQLite store (docs/store.md). Every statement is prepared with bound parameters;
+// values never enter SQL text. All public methods lock mu_, so the connection is opened
+// in SQLite's multi-thread mode (SQLITE_OPEN_NOMUTEX): one thread at a time, ensured here.
+#include "store/store.h"
+
+#include <sqlite3.h>
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string_view>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "util/clock.h"
+#include "util/file.h"
+
+#ifndef NOISEFLOOR_VERSION
+#define NOISEFLOOR_VERSION "0.1.0"  // the CLI target defines it from project(VERSION)
+#endif
+
+namespace nf {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kToolVersion = NOISEFLOOR_VERSION;
+
+// Maps a SQLite result code to a Status naming the operation, the store path and
+// sqlite3_errmsg. CORRUPT/NOTADB are DataLoss (docs/store.md "Errors").
+Status sqlite_status(sqlite3* db, int rc, std::string_view op, const std::string& path) {
+  const char* msg = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  std::string text = fmt::format("store {}: {}: {} (sqlite code {})", path, op,
+                                 msg != nullptr ? msg : sqlite3_errstr(rc), rc);
+  switch (rc & 0xff) {
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return DataLoss(std::move(text));
+    case SQLITE_CONSTRAINT:
+    case SQLITE_MISMATCH:
+    case SQLITE_TOOBIG:
+      return InvalidArgument(std::move(text));
+    case SQLITE_CANTOPEN:
+    case SQLITE_PERM:
+      return InvalidArgument(std::move(text));
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+    case SQLITE_READONLY:
+    case SQLITE_FULL:
+    case SQLITE_IOERR:
+      return FailedPrecondition(std::move(text));
+    default:
+      return Internal(std::move(text));
+  }
+}
+
+// RAII prepared statement. Bind failures are remembered and reported by step().
+class Stmt {
+ public:
+  static Result<Stmt> prepare(sqlite3* db, std::string_view sql, std::string_view op,
+                              const std::string& path) {
+    sqlite3_stmt* s = nullptr;
+    int rc = sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &s, nullptr);
+    if (rc != SQLITE_OK) {
+      sqlite3_finalize(s);
+      return sqlite_status(db, rc, op, path);
+    }
+    return Stmt(db, s, op, path);
+  }
+
+  Stmt(Stmt&& o) noexcept
+      : db_(o.db_), s_(std::exchange(o.s_, nullptr)), op_(o.op_), path_(o.path_),
+        bind_rc_(o.bind_rc_) {}
+  Stmt& operator=(Stmt&&) = delete;
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+  ~Stmt() { sqlite3_finalize(s_); }
+
+  Stmt& bind(int i, std::string_view v) {
+    note(sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT));
+    return *this;
+  }
+  Stmt& bind(int i, const char* v) { return bind(i, std::string_view(v)); }
+  Stmt& bind(int i, const std::string& v) { return bind(i, std::string_view(v)); }
+  Stmt& bind(int i, int64_t v) {
+    note(sqlite3_bind_int64(s_, i, v));
+    return *this;
+  }
+  Stmt& bind(int i, int v) { return bind(i, static_cast<int64_t>(v)); }
+  Stmt& bind(int i, double v) {
+    note(sqlite3_bind_double(s_, i, v));
+    return *this;
+  }
+  Stmt& bind_null(int i) {
+    note(sqlite3_bind_null(s_, i));
+    return *this;
+  }
+
+  /// true: a row is ready; false: done.
+  Result<bool> step() {
+    if (bind_rc_ != SQLITE_OK) return sqlite_status(db_, bind_rc_, op_, *path_);
+    int rc = sqlite3_step(s_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    return sqlite_status(db_, rc, op_, *path_);
+  }
+  /// Runs a statement that returns no rows we need.
+  Status run() {
+    Result<bool> r = step();
+    while (r.ok() && *r) r = step();
+    return r.status();
+  }
+  void reset() {
+    sqlite3_reset(s_);
+    sqlite3_clear_bindings(s_);
+    bind_rc_ = SQLITE_OK;
+  }
+
+  std::string text(int i) const {
+    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(s_, i));
+    if (p == nullptr) return {};
+    return std::string(p, static_cast<size_t>(sqlite3_column_bytes(s_, i)));
+  }
+  int64_t int64(int i) const { return static_cast<int64_t>(sqlite3_column_int64(s_, i)); }
+  double dbl(int i) const { return sqlite3_column_double(s_, i); }
+  bool is_null(int i) const { return sqlite3_column_type(s_, i) == SQLITE_NULL; }
+
+ private:
+  Stmt(sqlite3* db, sqlite3_stmt* s, std::string_view op, const std::string& path)
+      : db_(db), s_(s), op_(op), path_(&path) {}
+  void note(int rc) {
+    if (rc != SQLITE_OK && bind_rc_ == SQLITE_OK) bind_rc_ = rc;
+  }
+
+  sqlite3* db_;
+  sqlite3_stmt* s_;
+  std::string_view op_;  // a string literal
+  const std::string* path_;
+  int bind_rc_ = SQLITE_OK;
+};
+
+Status exec(sqlite3* db, const char* sql, std::string_view op, const std::string& path) {
+  int rc = sqlite3_exec(db, sql, nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) return sqlite_status(db, rc, op, path);
+  return Status::Ok();
+}
+
+// RAII write transaction: BEGIN IMMEDIATE takes the write lock up front (waiting up to
+// busy_timeout), so a read-then-write never fails with SQLITE_BUSY half way. Rolled back
+// unless commit() succeeded.
+class WriteTxn {
+ public:
+  WriteTxn(sqlite3* db, std::string_view op, const std::string& path)
+      : db_(db), op_(op), path_(path) {}
+  WriteTxn(const WriteTxn&) = delete;
+  WriteTxn& operator=(const WriteTxn&) = delete;
+  ~WriteTxn() {
+    if (active_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  Status begin() {
+    NF_RETURN_IF_ERROR(exec(db_, "BEGIN IMMEDIATE", op_, path_));
+    active_ = true;
+    return Status::Ok();
+  }
+  Status commit() {
+    NF_RETURN_IF_ERROR(exec(db_, "COMMIT", op_, path_));
+    active_ = false;
+    return Status::Ok();
+  }
+
+ private:
+  sqlite3* db_;
+  std::string_view op_;
+  const std::string& path_;
+  bool active_ = false;
+};
+
+// JSON text for the store. Invalid UTF-8 in strings is replaced (U+FFFD) rather than
+// thrown, so a model's odd bytes never abort a draw.
+std::string dump_json(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+Result<json> parse_json(const std::string& text, std::string_view what, const std::string& path) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    return DataLoss(fmt::format("store {}: {} is not valid JSON: {:.80}", path, what, text));
+  }
+  return j;
+}
+
+int64_t now_s() { return real_clock().unix_time_s(); }
+
+// ---- schema -------------------------------------------------------------------------
+
+// Schema v1 (docs/store.md documents every table and column).
+constexpr const char* kSchemaV1 = R"sql(
+CREATE TABLE meta(
+  key   TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE study(
+  id         INTEGER PRIMARY KEY CHECK (id = 1),
+  name       TEXT NOT NULL,
+  hash       TEXT NOT NULL,
+  seed       INTEGER NOT NULL,
+  spec       TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE TABLE items(
+  item    TEXT PRIMARY KEY,
+  cluster TEXT NOT NULL,
+  data    TEXT NOT NULL
+);
+CREATE TABLE subjects(
+  subject TEXT PRIMARY KEY,
+  spec    TEXT NOT NULL
+);
+CREATE TABLE configs(
+  config TEXT PRIMARY KEY,
+  spec   TEXT NOT NULL
+);
+CREATE TABLE draws(
+  id                 INTEGER PRIMARY KEY,
+  subject            TEXT NOT NULL,
+  item               TEXT NOT NULL,
+  condition          TEXT NOT NULL,
+  config             TEXT NOT NULL,
+  replicate          INTEGER NOT NULL CHECK (replicate >= 0),
+  cluster            TEXT NOT NULL,
+  status             TEXT NOT NULL CHECK (status IN ('ok', 'parse_error', 'api_error', 'refused')),
+  request            TEXT NOT NULL,
+  response           TEXT NOT NULL,
+  content            TEXT NOT NULL,
+  error              TEXT NOT NULL,
+  latency_ms         REAL,
+  prompt_tokens      INTEGER,
+  completion_tokens  INTEGER,
+  finish_reason      TEXT NOT NULL,
+  served_model       TEXT NOT NULL,
+  system_fingerprint TEXT NOT NULL,
+  cached             INTEGER NOT NULL CHECK (cached IN (0, 1)),
+  attempts           INTEGER NOT NULL,
+  extra              TEXT NOT NULL,
+  created_at         INTEGER NOT NULL,
+  UNIQUE (subject, item, condition, config, replicate)
+);
+CREATE INDEX draws_by_cell ON draws(status, subject, config, condition, item, replicate);
+CREATE TABLE outcomes(
+  draw_id INTEGER NOT NULL REFERENCES draws(id) ON DELETE CASCADE,
+  name    TEXT NOT NULL,
+  value   REAL NOT NULL,
+  label   TEXT NOT NULL,
+  PRIMARY KEY (draw_id, name)
+);
+CREATE TABLE response_cache(
+  key        TEXT PRIMARY KEY,
+  response   TEXT NOT NULL,
+  created_at INTEGER NOT NULL
+);
+)sql";
+
+// A migration rewrites a store of schema version `from` into version `from + 1`, inside
+// the transaction the caller opened. Append one per schema change; never edit or reorder
+// published ones (duckdb storage-version rule). v1 is the first published schema, so
+// the list is empty and a store older than kOldestMigratable is refused.
+struct Migration {
+  int from;
+  Status (*apply)(sqlite3* db, const std::string& path);
+};
+constexpr int kOldestMigratable = 1;
+constexpr std::array<Migration, 0> kMigrations{};
+
+// The schema version stored in `meta`, or nullopt for an empty database (no tables).
+// DataLoss if the database has tables but is not a noisefloor store, or if its version
+// entry is missing or not an integer.
+Result<std::optional<int>> read_schema_version(sqlite3* db, const std::string& path) {
+  NF_ASSIGN_OR_RETURN(Stmt tables, Stmt::prepare(db,
+      "SELECT count(*), sum(name = 'meta') FROM sqlite_master WHERE type = 'table'",
+      "read schema", path));
+  NF_ASSIGN_OR_RETURN(bool row, tables.step());
+  if (!row) return Internal("store " + path + ": read schema: no row");
+  if (tables.int64(0) == 0) return std::optional<int>();
+  if (tables.int64(1) == 0) {
+    return DataLoss(fmt::format(
+        "store {}: not a noisefloor store (a SQLite database without a 'meta' table)", path));
+  }
+  NF_ASSIGN_OR_RETURN(Stmt version, Stmt::prepare(db,
+      "SELECT value FROM meta WHERE key = 'schema_version'", "read schema version", path));
+  NF_ASSIGN_OR_RETURN(bool has, version.step());
+  if (!has) return DataLoss("store " + path + ": meta table has no schema_version");
+  std::string text = version.text(0);
+  int v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v < 0) {
+    return DataLoss(fmt::format("store {}: schema_version '{}' is not a version number", path, text));
+  }
+  return std::optional<int>(v);
+}
+
+Status check_not_newer(int version, const std::string& path) {
+  if (version > kStoreSchemaVersion) {
+    return FailedPrecondition(fmt::format(
+        "store {}: schema version {} is newer than this build's schema version {} "
+        "(written by a newer noisefloor; upgrade noisefloor to open it)",
+        path, version, kStoreSchemaVersion));
+  }
+  return Status::Ok();
+}
+
+Status set_meta(sqlite3* db, const std::string& path, std::string_view key, std::string_view value) {
+  NF_ASSIGN_OR_RETURN(Stmt s, Stmt::prepare(db,
+      "INSERT INTO meta(key, value) VALUES(?1, ?2) "
+      "ON CONFLICT(key) DO UPDATE SET value = excluded.value", "write meta", path));
+  s.bind(1, key).bind(2, value);
+  return s.run();
+}
+
+// ---- draws --------------------------------------------------------------------------
+
+constexpr const char* kDrawColumns =
+    "subject, item, condition, config, replicate, cluster, status, request, response, "
+    "content, error, latency_ms, prompt_tokens, completion_tokens, finish_reason, "
+    "served_model, system_fingerprint, cached, attempts, extra, created_at";
+
+// The statements a draw write needs, prepared once per transaction and reused (imports
+// of ~100k draws stay O(n) with no re-preparing).
+struct DrawWriter {
+  Stmt find, remove, insert, outcome;
+
+  static Result<DrawWriter> prepare(sqlite3* db, const std::string& path) {
+    NF_ASSIGN_OR_RETURN(Stmt find, Stmt::prepare(db,
+        "SELECT id, status FROM draws WHERE subject = ?1 AND item = ?2 AND condition = ?3 "
+        "AND config = ?4 AND replicate = ?5", "put_draw: find", path));
+    NF_ASSIGN_OR_RETURN(Stmt remove, Stmt::prepare(db,
+        "DELETE FROM draws WHERE id = ?1", "put_draw: replace api_error", path));
+    NF_ASSIGN_OR_RETURN(Stmt insert, Stmt::prepare(db,
+        fmt::format("INSERT INTO draws({}) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+                    "?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)", kDrawColumns),
+        "put_draw: insert", path));
+    NF_ASSIGN_OR_RETURN(Stmt outcome, Stmt::prepare(db,
+        "INSERT INTO outcomes(draw_id, name, value, label) VALUES(?1, ?2, ?3, ?4)",
+        "put_draw: insert outcome", path));
+    return DrawWriter{std::move(find), std::move(remove), std::move(insert), std::move(outcome)};
+  }
+
+  Status write(sqlite3* db, const std::string& path, const Draw& d, int64_t created_at) {
+    const DrawKey& k = d.key;
+    if (k.replicate < 0) {
+      return InvalidArgument(fmt::format("store {}: put_draw {}: replicate must be >= 0", path, k.to_string()));
+    }
+    for (size_t i = 0; i < d.outcomes.size(); ++i) {
+      if (std::isnan(d.outcomes[i].value)) {
+        return InvalidArgument(fmt::format("store {}: put_draw {}: outcome '{}' has value NaN",
+                                           path, k.to_string(), d.outcomes[i].name));
+      }
+      for (size_t j = 0; j < i; ++j) {
+        if (d.outcomes[j].name == d.outcomes[i].name) {
+          return InvalidArgument(fmt::format("store {}: put_draw {}: outcome '{}' appears twice",
+                                             path, k.to_string(), d.outcomes[i].name));
+        }
+      }
+    }
+    find.reset();
+    find.bind(1, k.subject).bind(2, k.item).bind(3, k.condition).bind(4, k.config).bind(5, k.replicate);
+    NF_ASSIGN_OR_RETURN(bool exists, find.step());
+    if (exists) {
+      const int64_t id = find.int64(0);
+      const std::string status = find.text(1);
+      find.reset();
+      if (status != draw_status_name(DrawStatus::kApiError)) {
+        return AlreadyExists(fmt::format("store {}: draw {} is already stored with status {}",
+                                         path, k.to_string(), status));
+      }
+      remove.reset();
+      remove.bind(1, id);
+      NF_RETURN_IF_ERROR(remove.run());  // outcomes go with it (ON DELETE CASCADE)
+    }
+    find.reset();
+
+    insert.reset();
+    insert.bind(1, k.subject).bind(2, k.item).bind(3, k.condition).bind(4, k.config)
+        .bind(5, k.replicate).bind(6, d.cluster).bind(7, draw_status_name(d.status))
+        .bind(8, dump_json(d.request)).bind(9, d.raw_response).bind(10, d.content)
+        .bind(11, d.error);
+    if (std::isnan(d.latency_ms)) insert.bind_null(12); else insert.bind(12, d.latency_ms);
+    if (d.prompt_tokens < 0) insert.bind_null(13); else insert.bind(13, d.prompt_tokens);
+    if (d.completion_tokens < 0) insert.bind_null(14); else insert.bind(14, d.completion_tokens);
+    insert.bind(15, d.finish_reason).bind(16, d.served_model).bind(17, d.system_fingerprint)
+        .bind(18, d.cached ? 1 : 0).bind(19, d.attempts).bind(20, dump_json(d.extra))
+        .bind(21, created_at);
+    NF_RETURN_IF_ERROR(insert.run());
+    const int64_t id = sqlite3_last_insert_rowid(db);
+    for (const Outcome& o : d.outcomes) {
+      outcome.reset();
+      outcome.bind(1, id).bind(2, o.name).bind(3, o.value).bind(4, o.label);
+      NF_RETURN_IF_ERROR(outcome.run());
+    }
+    return Status::Ok();
+  }
+};
+
+// RFC 4180 field: quoted when it holds a comma, quote, CR or LF, or leading/trailing
+// space; quotes doubled.
+std::string csv_field(std::string_view s) {
+  bool quote = s.find_first_of(",\"\r\n") != std::string_view::npos ||
+               (!s.empty() && (s.front() == ' ' || s.back() == ' ' || s.front() == '\t' || s.back() == '\t'));
+  if (!quote) return std::string(s);
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
+  return out;
+}
+
+// Streams an export to `out_path.tmp` and renames it over `out_path` on success, so a
+// failed export never leaves a half-written file under the final name.
+class ExportFile {
+ public:
+  explicit ExportFile(std::string out_path) : path_(std::move(out_path)), tmp_(path_ + ".tmp") {}
+  ~ExportFile() {
+    if (out_.is_open()) {
+      out_.close();
+      std::error_code ec;
+      std::filesystem::remove(tmp_, ec);
+    }
+  }
+  Status open() {
+    std::filesystem::path parent = std::filesystem::path(path_).parent_path();
+    if (!parent.empty()) NF_RETURN_IF_ERROR(make_dirs(parent.string()));
+    out_.open(tmp_, std::ios::binary | std::ios::trunc);
+    if (!out_) return InvalidArgument(tmp_ + ": cannot write");
+    return Status::Ok();
+  }
+  std::ofstream& out() { return out_; }
+  Status finish() {
+    out_.flush();
+    if (!out_) return DataLoss(tmp_ + ": write failed");
+    out_.close();
+    std::error_code ec;
+    std::filesystem::rename(tmp_, path_, ec);
+    if (ec) return DataLoss(path_ + ": rename failed: " + ec.message());
+    return Status::Ok();
+  }
+
+ private:
+  std::string path_, tmp_;
+  std::ofstream out_;
+};
+
+}  // namespace
+
+// ---- open / schema ------------------------------------------------------------------
+
+Result<std::unique_ptr<Store>> Store::open(const std::string& path) {
+  std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) NF_RETURN_IF_ERROR(make_dirs(parent.string()));
+  sqlite3* raw = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &raw,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    Status s = sqlite_status(raw, rc, "open", path);
+    sqlite3_close(raw);
+    return s;
+  }
+  // From here the Store owns the connection (its destructor closes it).
+  std::unique_ptr<Store> store(new Store(path, raw));  // private constructor
+  sqlite3* db = store->db_;
+  sqlite3_extended_result_codes(db, 1);
+  rc = sqlite3_busy_timeout(db, 10000);
+  if (rc != SQLITE_OK) return sqlite_status(db, rc, "set busy_timeout", path);
+  NF_RETURN_IF_ERROR(exec(db, "PRAGMA foreign_keys = ON", "enable foreign keys", path));
+
+  // Refuse foreign and newer files before anything (journal mode included) is changed.
+  NF_ASSIGN_OR_RETURN(std::optional<int> version, read_schema_version(db, path));
+  if (version) NF_RETURN_IF_ERROR(check_not_newer(*version, path));
+
+  {
+    NF_ASSIGN_OR_RETURN(Stmt wal, Stmt::prepare(db, "PRAGMA journal_mode = WAL", "set WAL mode", path));
+    NF_ASSIGN_OR_RETURN(bool row, wal.step());
+    std::string mode = row ? wal.text(0) : "";
+    if (mode != "wal") {
+      return FailedPrecondition(fmt::format(
+          "store {}: cannot switch to WAL journal mode (mode is '{}'; is the file on a network "
+          "filesystem?)", path, mode));
+    }
+  }
+  NF_RETURN_IF_ERROR(exec(db, "PRAGMA synchronous = NORMAL", "set synchronous", path));
+  NF_RETURN_IF_ERROR(store->migrate());
+  return store;
+}
+
+Result<std::unique_ptr<Store>> Store::open_existing(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return NotFound("store " + path + ": no such file");
+  if (std::filesystem::is_directory(path, ec)) {
+    return InvalidArgument("store " + path + ": is a directory, expected a store file");
+  }
+  return open(path);
+}
+
+Store::~Store() { sqlite3_close_v2(db_); }
+
+Status Store::migrate() {
+  std::lock_guard lock(mu_);
+  // Re-read the version under the write lock: another process may have created or
+  // migrated the store since open() looked.
+  {
+    WriteTxn txn(db_, "create schema", path_);
+    NF_RETURN_IF_ERROR(txn.begin());
+    NF_ASSIGN_OR_RETURN(std::optional<int> version, read_schema_version(db_, path_));
+    if (!version) {
+      NF_RETURN_IF_ERROR(exec(db_, kSchemaV1, "create schema v1", path_));
+      NF_RETURN_IF_ERROR(set_meta(db_, path_, "schema_version", std::to_string(kStoreSchemaVersion)));
+      NF_RETURN_IF_ERROR(set_meta(db_, path_, "created_by", kToolVersion));
+      NF_RETURN_IF_ERROR(set_meta(db_, path_, "tool_version", kToolVersion));
+      return txn.commit();
+    }
+    NF_RETURN_IF_ERROR(check_not_newer(*version, path_));
+    if (*version == kStoreSchemaVersion) return txn.commit();
+    if (*version < kOldestMigratable) {
+      return FailedPrecondition(fmt::format(
+          "store {}: schema version {} is older than any this build can migrate "
+          "(oldest {}, current {})", path_, *version, kOldestMigratable, kStoreSchemaVersion));
+    }
+    NF_RETURN_IF_ERROR(txn.commit());
+  }
+  // One transaction per step, so a crash leaves the store at a well-defined version.
+  for (;;) {
+    WriteTxn txn(db_, "migrate schema", path_);
+    NF_RETURN_IF_ERROR(txn.begin());
+    NF_ASSIGN_OR_RETURN(std::optional<int> version, read_schema_version(db_, path_));
+    if (!version) return Internal("store " + path_ + ": schema vanished during migration");
+    if (*version >= kStoreSchemaVersion) return txn.commit();
+    const Migration* step = nullptr;
+    for (const Migration& m : kMigrations) {
+      if (m.from == *version) step = &m;
+    }
+    if (step == nullptr) {
+      return FailedPrecondition(fmt::format("store {}: no migration from schema version {} to {}",
+                                            path_, *version, *version + 1));
+    }
+    NF_RETURN_IF_ERROR(step->apply(db_, path_).with_context(
+        fmt::format("migrating schema {} -> {}", *version, *version + 1)));
+    NF_RETURN_IF_ERROR(set_meta(db_, path_, "schema_version", std::to_string(*version + 1)));
+    NF_RETURN_IF_ERROR(set_meta(db_, path_, "tool_version", kToolVersion));
+    NF_RETURN_IF_ERROR(txn.commit());
+  }
+}
+
+// ---- study, items, subjects, configs ------------------------------------------------
+
+Result<std::string> Store::put_study(const StudyRecord& study) {
+  std::lock_guard lock(mu_);
+  WriteTxn txn(db_, "put_study", path_);
+  NF_RETURN_IF_ERROR(txn.begin());
+  std::string previous;
+  {
+    NF_ASSIGN_OR_RETURN(Stmt get, Stmt::prepare(db_, "SELECT hash FROM study WHERE id = 1", "put_study", path_));
+    NF_ASSIGN_OR_RETURN(bool row, get.step());
+    if (row) previous = get.text(0);
+  }
+  const int64_t now = now_s();
+  NF_ASSIGN_OR_RETURN(Stmt put, Stmt::prepare(db_,
+      "INSERT INTO study(id, name, hash, seed, spec, created_at, updated_at) "
+      "VALUES(1, ?1, ?2, ?3, ?4, ?5, ?5) ON CONFLICT(id) DO UPDATE SET name = excluded.name, "
+      "hash = excluded.hash, seed = excluded.seed, spec = excluded.spec, "
+      "updated_at = excluded.updated_at", "put_study", path_));
+  put.bind(1, study.name).bind(2, study.hash).bind(3, study.seed).bind(4, dump_json(study.spec)).bind(5, now);
+  NF_RETURN_IF_ERROR(put.run());
+  NF_RETURN_IF_ERROR(txn.commit());
+  return previous;
+}
+
+Result<StudyRecord> Store::get_study() {
+  std::lock_guard lock(mu_);
+  NF_ASSIGN_OR_RETURN(Stmt get, Stmt::prepare(db_,
+      "SELECT name, hash, seed, spec FROM study WHERE id = 1", "get_study", path_));
+  NF_ASSIGN_OR_RETURN(bool row, get.step());
+  if (!row) return NotFound("store " + path_ + ": no study recorded");
+  StudyRecord r;
+  r.name = get.text(0);
+  r.hash = get.text(1);
+  r.seed = get.int64(2);
+  NF_ASSIGN_OR_RETURN(r.spec, parse_json(get.text(3), "study spec", path_));
+  return r;
+}
+
+Status Store::put_items(const std::vector<McqItem>& items) {
+  std::lock_guard lock(mu_);
+  WriteTxn txn(db_, "put_items", path_);
+  NF_RETURN_IF_ERROR(txn.begin());
+  NF_ASSIGN_OR_RETURN(Stmt put, Stmt::prepare(db_,
+      "INSERT INTO items(item, cluster, data) VALUES(?1, ?2, ?3) ON CONFLICT(item) DO UPDATE "
+      "SET cluster = excluded.cluster, data = excluded.data", "put_items", path_));
+  for (const McqItem& it : items) {
+    json options = json::array();
+    for (const McqOption& o : it.options) options.push_back({{"letter", o.letter}, {"text", o.text}});
+    json data = {{"question", it.question}, {"options", std::move(options)},
+                 {"answer", it.answer}, {"meta", it.meta}};
+    put.reset();
+    put.bind(1, it.id).bind(2, it.cluster.empty() ? it.id : it.cluster).bind(3, dump_json(data));
+    NF_RETURN_IF_ERROR(put.run());
+  }
+  return txn.commit();
+}
+
+Status Store::put_item(const std::string& id, const std::string& cluster, const json& data) {
+  std::lock_guard lock(mu_);
+  NF_ASSIGN_OR_RETURN(Stmt put, Stmt::prepare(db_,
+      "INSERT INTO items(item, cluster, data) VALUES(?1, ?2, ?3) ON CONFLICT(item) DO UPDATE "
+      "SET cluster = excluded.cluster, data = excluded.data", "put_item", path_));
+  put.bind(1, id).bind(2, cluster.empty() ? id : cluster).bind(3, dump_json(data));
+  return put.run();
+}
+
+Status Store::put_subject(const std::string& name, const json& spec) {
+  std::lock_guard lock(mu_);
+  NF_ASSIGN_OR_RETURN(Stmt put, Stmt::prepare(db_,
+      "INSERT INTO subjects(subject, spec) VALUES(?1, ?2) ON CONFLICT(subject) DO UPDATE "
+      "SET spec = excluded.spec", "put_subject", path_));
+  put.bind(1, name).bind(2, dump_json(spec));
+  return put.run();
+}
+
+Status Store::put_config(const std::string& id, const json& spec) {
+  std::lock_guard lock(mu_);
+  NF_ASSIGN_OR_RETURN(Stmt put, Stmt::prepare(db_,
+      "INSERT INTO configs(config, spec) VALUES(?1, ?2) ON CONFLICT(config) DO UPDATE "
+      "SET spec = excluded.spec", "put_config", path_));
+  put.bind(1, id).bind(2, dump_json(spec));
+  return put.run();
+}
+
+// ---- draws --------------------------------------------------------------------------
+
+Result<std::unordered_set<std::string>> Store::finished_keys() {
+  std::lock_guard lock(mu_);
+  NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
+      "SELECT subject, item, condition, config, replicate FROM draws WHERE status != 'api_error'",
+      "finished_keys", path_));
+  std::unordered_set<std::string> keys;
+  for (;;) {
+    NF_ASSIGN_OR_RETURN(bool row, q.step());
+    if (!row) break;
+    DrawKey k{q.text(0), q.text(1), q.text(2), q.text(3), static_cast<int>(q.int64(4))};
+    keys.insert(k.to_string());
+  }
+  return keys;
+}
+
+Status Store::put_draw_locked(const Draw& draw) {
+  WriteTxn txn(db_, "put_draw", path_);
+  NF_RETURN_IF_ERROR(txn.begin());
+  NF_ASSIGN_OR_RETURN(DrawWriter w, DrawWriter::prepare(db_, path_));
+  NF_RETURN_IF_ERROR(w.write(db_, path_, draw, now_s()));
+  return txn.commit();
+}
+
+Status Store::put_draw(const Draw& draw) {
+  std::lock_guard lock(mu_);
+  return put_draw_locked(draw);
+}
+
+Status Store::put_draws(const std::vector<Draw>& draws) {
+  std::lock_guard lock(mu_);
+  WriteTxn txn(db_, "put_draws", path_);
+  NF_RETURN_IF_ERROR(txn.begin());
+  NF_ASSIGN_OR_RETURN(DrawWriter w, DrawWriter::prepare(db_, path_));
+  const int64_t now = now_s();
+  for (size_t i = 0; i < draws.size(); ++i) {
+    Status s = w.write(db_, path_, draws[i], now);
+    if (!s.ok()) return s.with_context(fmt::format("put_draws: draw {} of {}", i + 1, draws.size()));
+  }
+  return txn.commit();
+}
+
+Result<std::optional<json>> Store::cache_get(const std::string& key) {
+  std::lock_guard lock(mu_);
+  NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
+      "SELECT response FROM response_cache WHERE key = ?1", "cache_get", path_));
+  q.bind(1, key);
+  NF_ASSIGN_OR_RETURN(bool row, q.step());
+  if (!row) return std::optional<json>();
+  NF_ASSIGN_OR_RETURN(json j, parse_json(q.text(0), "cached response", path_));
+  return std::optional<json>(std::move(j));
+}
+
+Status Store::cache_put(const std::string& key, const json& response) {
+  std::lock_guard lock(mu_);
+  NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
+      "INSERT INTO response_cache(key, response, created_at) VALUES(?1, ?2, ?3) "
+      "ON CONFLICT(key) DO UPDATE SET response = excluded.response, created_at = excluded.created_at",
+      "cache_put", path_));
+  q.bind(1, key).bind(2, dump_json(response)).bind(3, now_s());
+  return q.run();
+}
+
+Result<std::vector<OutcomeRow>> Store::outcome_rows(bool include_cached) {
+  std::lock_guard lock(mu_);
+  // draws_by_cell serves WHERE status = 'ok' and the (subject, config, condition) prefix
+  // of the order; SQLite sorts only the right part (outcome, item, replicate) per cell.
+  NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
+      "SELECT d.subject, d.config, d.condition, d.item, d.cluster, d.replicate, o.name, o.value, o.label "
+      "FROM draws d INDEXED BY draws_by_cell JOIN outcomes o ON o.draw_id = d.id "
+      "WHERE d.status = 'ok' AND (?1 OR d.cached = 0) "
+      "ORDER BY d.subject, d.config, d.condition, o.name, d.item, d.replicate",
+      "outcome_rows", path_));
+  q.bind(1, include_cached ? 1 : 0);
+  std::vector<OutcomeRow> rows;
+  for (;;) {
+    NF_ASSIGN_OR_RETURN(bool row, q.step());
+    if (!row) break;
+    OutcomeRow& r = rows.emplace_back();
+    r.subject = q.text(0);
+    r.config = q.text(1);
+    r.condition = q.text(2);
+    r.item = q.text(3);
+    r.cluster = q.text(4);
+    r.replicate = static_cast<int>(q.int64(5));
+    r.outcome = q.text(6);
+    r.value = q.dbl(7);
+    r.label = q.text(8);
+  }
+  return rows;
+}
+
+Result<std::vector<StatusCount>> Store::status_counts() {
+  std::lock_guard lock(mu_);
+  NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
+      "SELECT subject, config, condition, status, count(*) FROM draws "
+      "GROUP BY subject, config, condition, status ORDER BY subject, config, condition, status",
+      "status_counts", path_));
+  std::vector<StatusCount> out;
+  for (;;) {
+    NF_ASSIGN_OR_RETURN(bool row, q.step());
+    if (!row) break;
+    out.push_back({q.text(0), q.text(1), q.text(2), q.text(3), q.int64(4)});
+  }
+  return out;
+}
+
+Result<Draw> Store::get_draw(const DrawKey& key) {
+  std::lock_guard lock(mu_);
+  NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
+      fmt::format("SELECT id, {} FROM draws WHERE subject = ?1 AND item = ?2 AND condition = ?3 "
+                  "AND config = ?4 AND replicate = ?5", kDrawColumns),
+      "get_draw", path_));
+  q.bind(1, key.subject).bind(2, key.item).bind(3, key.condition).bind(4, key.config).bind(5, key.replicate);
+  NF_ASSIGN_OR_RETURN(bool row, q.step());
+  if (!row) return NotFound(fmt::format("store {}: no draw {}", path_, key.to_string()));
+  const int64_t id = q.int64(0);
+  Draw d;
+  d.key = DrawKey{q.text(1), q.text(2), q.text(3), q.text(4), static_cast<int>(q.int64(5))};
+  d.cluster = q.text(6);
+  NF_ASSIGN_OR_RETURN(d.status, parse_draw_status(q.text(7)));
+  NF_ASSIGN_OR_RETURN(d.request, parse_json(q.text(8), "draw request", path_));
+  d.raw_response = q.text(9);
+  d.content = q.text(10);
+  d.error = q.text(11);
+  d.latency_ms = q.is_null(12) ? std::nan("") : q.dbl(12);
+  d.prompt_tokens = q.is_null(13) ? -1 : q.int64(13);
+  d.completion_tokens = q.is_null(14) ? -1 : q.int64(14);
+  d.finish_reason = q.text(15);
+  d.served_model = q.text(16);
+  d.system_fingerprint = q.text(17);
+  d.cached = q.int64(18) != 0;
+  d.attempts = static_cast<int>(q.int64(19));
+  NF_ASSIGN_OR_RETURN(d.extra, parse_json(q.text(20), "draw extra", path_));
+
+  NF_ASSIGN_OR_RETURN(Stmt o, Stmt::prepare(db_,
+      "SELECT name, value, label FROM outcomes WHERE draw_id = ?1 ORDER BY rowid", "get_draw: outcomes", path_));
+  o.bind(1, id);
+  for (;;) {
+    NF_ASSIGN_OR_RETURN(bool more, o.step());
+    if (!more) break;
+    d.outcomes.push_back({o.text(0), o.dbl(1), o.text(2)});
+  }
+  return d;
+}
+
+Result<int64_t> Store::draw_count() {
+  std::lock_guard lock(mu_);
+  NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_, "SELECT count(*) FROM draws", "draw_count", path_));
+  NF_ASSIGN_OR_RETURN(bool row, q.step());
+  return row ? q.int64(0) : int64_t{0};
+}
+
+Result<int64_t> Store::count_key(const DrawKey& key) {
+  std::lock_guard lock(mu_);
+  NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
+      "SELECT count(*) FROM draws WHERE subject = ?1 AND item = ?2 AND condition = ?3 "
+      "AND config = ?4 AND replicate = ?5", "count_key", path_));
+  q.bind(1, key.subject).bind(2, key.item).bind(3, key.condition).bind(4, key.config).bind(5, key.replicate);
+  NF_ASSIGN_OR_RETURN(bool row, q.step());
+  return row ? q.int64(0) : int64_t{0};
+}
+
+// ---- export -------------------------------------------------------------------------
+
+Status Store::export_jsonl(const std::string& out_path) {
+  std::lock_guard lock(mu_);
+  ExportFile file(out_path);
+  NF_RETURN_IF_ERROR(file.open());
+  // One read transaction, so the export is a consistent snapshot even while a runner in
+  // another process keeps writing (WAL readers do not block writers).
+  NF_RETURN_IF_ERROR(exec(db_, "BEGIN", "export_jsonl", path_));
+  struct EndRead {
+    sqlite3* db;
+    ~EndRead() { sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr); }
+  } end_read{db_};
+  NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
+      fmt::format("SELECT id, {} FROM draws ORDER BY id", kDrawColumns), "export_jsonl", path_));
+  NF_ASSIGN_OR_RETURN(Stmt o, Stmt::prepare(db_,
+      "SELECT name, value, label FROM outcomes WHERE draw_id = ?1 ORDER BY rowid",
+      "export_jsonl: outcomes", path_));
+  for (;;) {
+    NF_ASSIGN_OR_RETURN(bool row, q.step());
+    if (!row) break;
+    json j;
+    j["subject"] = q.text(1);
+    j["item"] = q.text(2);
+    j["condition"] = q.text(3);
+    j["config"] = q.text(4);
+    j["replicate"] = q.int64(5);
+    j["cluster"] = q.text(6);
+    j["status"] = q.text(7);
+    NF_ASSIGN_OR_RETURN(j["request"], parse_json(q.text(8), "draw request", path_));
+    j["response"] = q.text(9);
+    j["content"] = q.text(10);
+    j["error"] = q.text(11);
+    j["latency_ms"] = q.is_null(12) ? json(nullptr) : json(q.dbl(12));
+    j["prompt_tokens"] = q.is_null(13) ? json(nullptr) : json(q.int64(13));
+    j["completion_tokens"] = q.is_null(14) ? json(nullptr) : json(q.int64(14));
+    j["finish_reason"] = q.text(15);
+    j["served_model"] = q.text(16);
+    j["system_fingerprint"] = q.text(17);
+    j["cached"] = q.int64(18) != 0;
+    j["attempts"] = q.int64(19);
+    NF_ASSIGN_OR_RETURN(j["extra"], parse_json(q.text(20), "draw extra", path_));
+    j["created_at"] = q.int64(21);
+    json outs = json::array();
+    o.reset();
+    o.bind(1, q.int64(0));
+    for (;;) {
+      NF_ASSIGN_OR_RETURN(bool more, o.step());
+      if (!more) break;
+      outs.push_back({{"name", o.text(0)}, {"value", o.dbl(1)}, {"label", o.text(2)}});
+    }
+    j["outcomes"] = std::move(outs);
+    file.out() << dump_json(j) << '\n';
+  }
+  return file.finish();
+}
+
+Status Store::export_csv(const std::string& out_path) {
+  std::lock_guard lock(mu_);
+  ExportFile file(out_path);
+  NF_RETURN_IF_ERROR(file.open());
+  NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
+      "SELECT d.subject, d.item, d.cluster, d.condition, d.config, d.replicate, d.status, "
+      "o.name, o.value, o.label FROM draws d JOIN outcomes o ON o.draw_id = d.id "
+      "ORDER BY d.id, o.rowid", "export_csv", path_));
+  std::ofstream& out = file.out();
+  out << "subject,item,cluster,condition,config,replicate,status,outcome,value,label\n";
+  for (;;) {
+    NF_ASSIGN_OR_RETURN(bool row, q.step());
+    if (!row) break;
+    // fmt's "{}" prints the shortest decimal that reads back to the same double.
+    out << csv_field(q.text(0)) << ',' << csv_field(q.text(1)) << ',' << csv_field(q.text(2)) << ','
+        << csv_field(q.text(3)) << ',' << csv_field(q.text(4)) << ',' << q.int64(5) << ','
+        << csv_field(q.text(6)) << ',' << csv_field(q.text(7)) << ',' << fmt::format("{}", q.dbl(8))
+        << ',' << csv_field(q.text(9)) << '\n';
+  }
+  return file.finish();
+}
+
+}  // namespace nf

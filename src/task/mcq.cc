@@ -1,0 +1,445 @@
+// The multiple-choice task (see mcq.h for the contract). Answer extraction is a
+// hand-written single-pass scanner: no regex, no backtracking, every index bounds-checked,
+// so arbitrary bytes (tests/fuzz/extract_choice_fuzz.cc) and megabyte replies are safe.
+#include "task/mcq.h"
+
+#include <algorithm>
+#include <array>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "util/strings.h"
+
+namespace nf {
+
+namespace {
+
+constexpr std::string_view kDefaultInstruction =
+    "Think through the question briefly, then give your final answer as <answer>X</answer>, "
+    "where X is the letter of one option.";
+constexpr std::string_view kDirectInstruction =
+    "Reply with only <answer>X</answer>, where X is the letter of the best option.";
+
+// ASCII-only classification (locale-free; bytes >= 0x80 are neither letters nor digits).
+bool is_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool is_lower(char c) { return c >= 'a' && c <= 'z'; }
+bool is_alnum(char c) { return is_letter(c) || (c >= '0' && c <= '9'); }
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+char upper(char c) { return is_lower(c) ? static_cast<char>(c - 'a' + 'A') : c; }
+char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+bool one_of(char c, std::string_view set) { return set.find(c) != std::string_view::npos; }
+
+// Markup that may wrap a letter: "(B)", "**B**", "$B$", "[B]", "`B`", "\"B\"".
+constexpr std::string_view kOpeners = "(*[$`\"'_{";
+constexpr std::string_view kClosers = ")*]$`\"'_}";
+
+std::string lowercase(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = lower(c);
+  return out;
+}
+
+size_t skip_space(std::string_view t, size_t p) {
+  while (p < t.size() && is_space(t[p])) ++p;
+  return p;
+}
+
+// The set of valid letters, upper-cased; entries that are not one ASCII letter are ignored.
+using LetterSet = std::array<bool, 26>;
+LetterSet make_letter_set(const std::vector<std::string>& letters) {
+  LetterSet set{};
+  for (const auto& l : letters) {
+    if (l.size() == 1 && is_letter(l[0])) set[static_cast<size_t>(upper(l[0]) - 'A')] = true;
+  }
+  return set;
+}
+bool valid(const LetterSet& set, char upper_letter) { return set[static_cast<size_t>(upper_letter - 'A')]; }
+
+struct Token {
+  char letter = 0;   // upper-case
+  size_t end = 0;    // index just past the letter
+};
+
+// Reads a standalone option letter at `p` (after whitespace and up to a few wrapping
+// openers such as "(", "**", "$", "\boxed{", "\text{"). Rejects a letter that is part of a
+// word ("Cannot", "X-ray", "I'm"). A bare (unwrapped) lower-case letter is accepted only
+// when punctuation or the end follows ("answer is: d." yes, "answer is a tricky one" no);
+// a bare "I" followed by a lower-case word is the pronoun ("Answer: I think ...").
+std::optional<Token> read_letter(std::string_view t, size_t p, bool always_wrapped = false) {
+  p = skip_space(t, p);
+  bool wrapped = always_wrapped;
+  for (int k = 0; k < 8 && p < t.size(); ++k) {
+    if (t.substr(p, 7) == "\\boxed{") {
+      p += 7;
+    } else if (t.substr(p, 6) == "\\text{") {
+      p += 6;
+    } else if (t.substr(p, 8) == "\\textbf{") {
+      p += 8;
+    } else if (one_of(t[p], kOpeners)) {
+      ++p;
+    } else {
+      break;
+    }
+    wrapped = true;
+  }
+  if (p >= t.size() || !is_letter(t[p])) return std::nullopt;
+  const char c = t[p];
+  const size_t next = p + 1;
+  if (next < t.size()) {
+    const char n = t[next];
+    if (is_alnum(n)) return std::nullopt;                                                // "Cannot"
+    if ((n == '-' || n == '\'') && next + 1 < t.size() && is_alnum(t[next + 1])) return std::nullopt;  // "X-ray", "I'm"
+    if (t.substr(next, 3) == "\xE2\x80\x99" && next + 3 < t.size() && is_alnum(t[next + 3])) {
+      return std::nullopt;  // "I’m"
+    }
+  }
+  if (!wrapped) {
+    if (is_lower(c) && next < t.size() && !one_of(t[next], ".,;:)!?")) return std::nullopt;
+    if (c == 'I') {
+      const size_t q = skip_space(t, next);
+      if (q > next && q < t.size() && is_lower(t[q])) return std::nullopt;
+    }
+  }
+  return Token{upper(c), next};
+}
+
+// True if "or B", "and B" or "/B" follows the letter that ended at `end` (an alternative,
+// so the statement does not decide between them).
+bool followed_by_alternative(std::string_view t, size_t end) {
+  size_t p = end;
+  while (p < t.size() && (one_of(t[p], kClosers) || t[p] == '.' || t[p] == ',')) ++p;
+  p = skip_space(t, p);
+  if (p < t.size() && t[p] == '/') return read_letter(t, p + 1).has_value();
+  for (std::string_view w : {std::string_view("or"), std::string_view("and")}) {
+    if (p + w.size() < t.size() && lowercase(t.substr(p, w.size())) == w && is_space(t[p + w.size()])) {
+      return read_letter(t, p + w.size()).has_value();
+    }
+  }
+  return false;
+}
+
+// Parses the content of an <answer> tag or \boxed{}: a letter (any case, optionally
+// wrapped) alone, or a letter followed by '.', ')' or ':' and then option text
+// ("C. Report the physician"). Returns the upper-case letter or nullopt.
+std::optional<char> parse_answer_content(std::string_view content) {
+  const auto tok = read_letter(content, 0, /*always_wrapped=*/true);
+  if (!tok) return std::nullopt;
+  size_t q = tok->end;
+  if (q < content.size() && one_of(content[q], ".):")) return tok->letter;
+  while (q < content.size() && (one_of(content[q], kClosers) || is_space(content[q]))) ++q;
+  if (q == content.size()) return tok->letter;
+  return std::nullopt;
+}
+
+// The content of the last complete <answer>...</answer> tag (tag name in any case), or
+// nullopt if there is none. Linear: opening and closing tags are paired in one pass.
+std::optional<std::string_view> last_answer_tag(std::string_view t, const std::string& lo) {
+  constexpr std::string_view kOpen = "<answer>";
+  constexpr std::string_view kClose = "</answer>";
+  std::optional<std::string_view> last;
+  size_t open_end = std::string::npos;  // end of the latest unmatched opening tag
+  for (size_t p = lo.find('<'); p != std::string::npos; p = lo.find('<', p + 1)) {
+    const std::string_view rest = std::string_view(lo).substr(p);
+    if (rest.substr(0, kOpen.size()) == kOpen) {
+      open_end = p + kOpen.size();
+    } else if (rest.substr(0, kClose.size()) == kClose && open_end != std::string::npos) {
+      last = t.substr(open_end, p - open_end);
+      open_end = std::string::npos;
+    }
+  }
+  return last;
+}
+
+// Explicit statements "answer is X", "answer: X", "Answer - (X)", "final answer: **X**",
+// "the best option is X", "correct choice = X", "answer would be X", "answer is option X":
+// a keyword (answer/option/choice, whole word, not plural) followed by a connector (':',
+// '-', '=', "is", "would/will/should/must be") and then a standalone letter. The last such
+// statement decides; an out-of-range letter or an alternative ("A or B") makes it decide
+// nullopt. Returns {found, letter}.
+std::pair<bool, std::optional<char>> explicit_statement(std::string_view t, const std::string& lo,
+                                                        const LetterSet& set) {
+  bool found = false;
+  std::optional<char> decided;
+  auto eat_word = [&](size_t& q, std::string_view w) {
+    if (lo.compare(q, w.size(), w) == 0 && (q + w.size() == lo.size() || !is_letter(lo[q + w.size()]))) {
+      q += w.size();
+      return true;
+    }
+    return false;
+  };
+  // One left-to-right pass over all keyword occurrences, so "last" is positional.
+  for (size_t p = 0; p < lo.size(); ++p) {
+    if (lo[p] != 'a' && lo[p] != 'o' && lo[p] != 'c') continue;
+    if (p > 0 && is_letter(lo[p - 1])) continue;
+    size_t q = p;
+    if (!eat_word(q, "answer") && !eat_word(q, "option") && !eat_word(q, "choice")) continue;
+    bool connector = false;
+    for (;;) {
+      while (q < lo.size() && (is_space(lo[q]) || one_of(lo[q], "*:=-"))) {
+        if (one_of(lo[q], ":=-")) connector = true;
+        ++q;
+      }
+      if (eat_word(q, "is")) {
+        connector = true;
+        continue;
+      }
+      const size_t before = q;
+      if (eat_word(q, "would") || eat_word(q, "will") || eat_word(q, "should") || eat_word(q, "must")) {
+        q = skip_space(lo, q);
+        if (eat_word(q, "be")) {
+          connector = true;
+          continue;
+        }
+        q = before;
+      }
+      break;
+    }
+    if (!connector) continue;
+    q = skip_space(lo, q);
+    if (!eat_word(q, "option") && !eat_word(q, "choice")) eat_word(q, "letter");
+    const auto tok = read_letter(t, q);
+    if (!tok) continue;
+    found = true;
+    if (!valid(set, tok->letter) || followed_by_alternative(t, tok->end)) {
+      decided = std::nullopt;
+    } else {
+      decided = tok->letter;
+    }
+    p = tok->end - 1;
+  }
+  return {found, decided};
+}
+
+// A class of formatted letters decides if it matches at all: one distinct valid letter ->
+// that letter; several -> nullopt (ambiguous). Out-of-range letters are not matches.
+struct Matches {
+  std::set<char> letters;
+  void add(char upper_letter, const LetterSet& set) {
+    if (valid(set, upper_letter)) letters.insert(upper_letter);
+  }
+};
+
+// **X**, **X.**, **X)**, **(X)**
+Matches bold_letters(std::string_view t, const LetterSet& set) {
+  Matches m;
+  for (size_t p = t.find("**"); p != std::string_view::npos; p = t.find("**", p + 1)) {
+    size_t q = p + 2;
+    bool paren = false;
+    if (q < t.size() && t[q] == '(') {
+      paren = true;
+      ++q;
+    }
+    if (q >= t.size() || !is_letter(t[q])) continue;
+    const char c = t[q++];
+    if (paren) {
+      if (q >= t.size() || t[q] != ')') continue;
+      ++q;
+    } else if (q < t.size() && one_of(t[q], ".)")) {
+      ++q;
+    }
+    if (t.substr(q, 2) == "**") m.add(upper(c), set);
+  }
+  return m;
+}
+
+// Two-character wrappers: $X$, (X)
+Matches wrapped_letters(std::string_view t, char open, char close, const LetterSet& set) {
+  Matches m;
+  for (size_t p = t.find(open); p != std::string_view::npos && p + 2 < t.size(); p = t.find(open, p + 1)) {
+    if (is_letter(t[p + 1]) && t[p + 2] == close) m.add(upper(t[p + 1]), set);
+  }
+  return m;
+}
+
+// The whole reply is one letter, optionally wrapped and followed by punctuation ("b",
+// " (B). ", "**c**"); or it starts with an upper-case letter followed by '.', ')' or ':'
+// and whitespace ("B. Tell the attending ..."). Returns {found, letter}.
+std::pair<bool, std::optional<char>> lone_letter(std::string_view t, const LetterSet& set) {
+  size_t b = 0, e = t.size();
+  while (b < e && (is_space(t[b]) || one_of(t[b], kOpeners))) ++b;
+  while (e > b && (is_space(t[e - 1]) || one_of(t[e - 1], kClosers) || one_of(t[e - 1], ".!:"))) --e;
+  if (e == b + 1 && is_letter(t[b])) {
+    const char c = upper(t[b]);
+    return {true, valid(set, c) ? std::optional<char>(c) : std::nullopt};
+  }
+  const size_t s = skip_space(t, 0);
+  if (s + 2 < t.size() && t[s] >= 'A' && t[s] <= 'Z' && one_of(t[s + 1], ".):") && is_space(t[s + 2]) &&
+      valid(set, t[s])) {
+    return {true, t[s]};
+  }
+  return {false, std::nullopt};
+}
+
+std::string normalise_text(std::string_view s) {
+  std::string t = trim(s);
+  while (!t.empty() && (t.back() == '.' || is_space(t.back()))) t.pop_back();
+  std::string out;
+  bool space = false;
+  for (char c : t) {
+    if (is_space(c)) {
+      space = true;
+      continue;
+    }
+    if (space && !out.empty()) out += ' ';
+    space = false;
+    out += lower(c);
+  }
+  return out;
+}
+
+// Answer-text fallback (seed 004 §2.5): the whole reply, or the last <answer> tag, equals
+// exactly one option's text (case, surrounding space and a final '.' ignored).
+std::optional<size_t> match_option_text(const RenderedMcq& item, std::string_view reply) {
+  std::vector<std::string> candidates = {normalise_text(reply)};
+  const std::string lo = lowercase(reply);
+  if (auto tag = last_answer_tag(reply, lo)) candidates.push_back(normalise_text(*tag));
+  for (const auto& cand : candidates) {
+    if (cand.empty()) continue;
+    std::optional<size_t> hit;
+    int hits = 0;
+    for (size_t i = 0; i < item.options.size(); ++i) {
+      if (normalise_text(item.options[i].text) == cand) {
+        hit = i;
+        ++hits;
+      }
+    }
+    if (hits == 1) return hit;
+  }
+  return std::nullopt;
+}
+
+// At most `n` bytes of `s`, not cutting a UTF-8 sequence.
+std::string prefix_utf8(std::string_view s, size_t n) {
+  if (s.size() <= n) return std::string(s);
+  size_t e = n;
+  while (e > 0 && (static_cast<unsigned char>(s[e]) & 0xC0) == 0x80) --e;
+  return std::string(s.substr(0, e));
+}
+
+}  // namespace
+
+const std::vector<std::string>& known_mcq_templates() {
+  static const std::vector<std::string> kTemplates = {"default", "direct"};
+  return kTemplates;
+}
+
+Result<std::vector<ChatMessage>> render_mcq_prompt(const RenderedMcq& item, std::string_view template_name) {
+  std::string_view instruction;
+  if (template_name == "default") {
+    instruction = kDefaultInstruction;
+  } else if (template_name == "direct") {
+    instruction = kDirectInstruction;
+  } else {
+    return InvalidArgument(fmt::format("unknown MCQ template '{}'{}; known: {}", template_name,
+                                       did_you_mean(template_name, known_mcq_templates()),
+                                       join(known_mcq_templates(), ", ")));
+  }
+  std::string body = item.question;
+  body += "\n\n";
+  for (size_t i = 0; i < item.options.size(); ++i) {
+    if (i) body += '\n';
+    body += item.options[i].letter;
+    body += ". ";
+    body += item.options[i].text;
+  }
+  body += "\n\n";
+  body += instruction;
+  return std::vector<ChatMessage>{ChatMessage{"user", std::move(body)}};
+}
+
+std::optional<std::string> extract_choice(std::string_view text, const std::vector<std::string>& letters) {
+  const LetterSet set = make_letter_set(letters);
+  auto out = [](std::optional<char> c) -> std::optional<std::string> {
+    if (!c) return std::nullopt;
+    return std::string(1, *c);
+  };
+  if (text.empty()) return std::nullopt;
+  const std::string lo = lowercase(text);
+
+  // 1. The answer contract: the last complete <answer>...</answer> tag decides.
+  if (auto tag = last_answer_tag(text, lo)) {
+    auto c = parse_answer_content(*tag);
+    if (!c) {  // "<answer>Answer: B</answer>"
+      if (auto [found, s] = explicit_statement(*tag, lowercase(*tag), set); found) return out(s);
+    }
+    return out(c && valid(set, *c) ? c : std::nullopt);
+  }
+  // 2. \boxed{X}: the last one decides (content looked for within 64 bytes).
+  if (size_t p = lo.rfind("\\boxed{"); p != std::string::npos) {
+    const size_t start = p + 7;
+    const size_t close = lo.find('}', start);
+    if (close != std::string::npos && close - start <= 64) {
+      std::string_view content = text.substr(start, close - start);
+      if (content.substr(0, 6) == "\\text{") content.remove_prefix(6);
+      const auto c = parse_answer_content(content);
+      return out(c && valid(set, *c) ? c : std::nullopt);
+    }
+  }
+  // 3. Explicit statements ("the answer is C", "Answer: D", "answer is: (d)").
+  if (auto [found, c] = explicit_statement(text, lo, set); found) return out(c);
+  // 4-6. Formatted letters: **X**, then $X$, then (X). The first class that matches
+  // decides; two different letters in it are ambiguous (nullopt, never a guess).
+  for (int cls = 0; cls < 3; ++cls) {
+    const Matches m = cls == 0   ? bold_letters(text, set)
+                      : cls == 1 ? wrapped_letters(text, '$', '$', set)
+                                 : wrapped_letters(text, '(', ')', set);
+    if (m.letters.size() == 1) return std::string(1, *m.letters.begin());
+    if (m.letters.size() > 1) return std::nullopt;
+  }
+  // 7. The reply is just the letter (or starts "B. <option text>").
+  if (auto [found, c] = lone_letter(text, set); found) return out(c);
+  return std::nullopt;
+}
+
+McqScore score_mcq(const RenderedMcq& item, const ChatResponse& response) {
+  McqScore score;
+  if (response.kind == ResponseKind::kApiError) {
+    score.status = DrawStatus::kApiError;
+    score.error = response.error.empty() ? "api error" : response.error;
+    return score;
+  }
+  if (response.kind == ResponseKind::kRefused) {
+    score.status = DrawStatus::kRefused;
+    score.error = response.error.empty() ? "refused" : response.error;
+    return score;
+  }
+  std::vector<std::string> letters;
+  letters.reserve(item.options.size());
+  for (const auto& o : item.options) letters.push_back(o.letter);
+
+  std::optional<size_t> shown;
+  if (auto letter = extract_choice(response.content, letters)) {
+    for (size_t i = 0; i < item.options.size(); ++i) {
+      if (item.options[i].letter == *letter) shown = i;
+    }
+  }
+  if (!shown) shown = match_option_text(item, response.content);
+  if (!shown) {
+    score.status = DrawStatus::kParseError;
+    const std::string head = prefix_utf8(response.content, 80);
+    score.error = response.finish_reason == "length"
+                      ? "reply truncated (finish_reason=length) before an answer letter: " + head
+                      : "no answer letter in reply: " + head;
+    return score;
+  }
+  const size_t i = *shown;
+  const int src = i < item.source_index.size() ? item.source_index[i] : static_cast<int>(i);
+  std::string original;
+  if (src < 0) {
+    original = "appended";
+  } else if (i < item.source_letter.size() && !item.source_letter[i].empty()) {
+    original = item.source_letter[i];
+  } else if (src < 26) {
+    original = std::string(1, static_cast<char>('A' + src));
+  } else {
+    original = std::to_string(src);
+  }
+  const bool correct = item.options[i].letter == item.answer;
+  score.status = DrawStatus::kOk;
+  score.outcomes.push_back(Outcome{"correct", correct ? 1.0 : 0.0, correct ? "1" : "0"});
+  score.outcomes.push_back(Outcome{"choice", static_cast<double>(src), original});
+  return score;
+}
+
+}  // namespace nf

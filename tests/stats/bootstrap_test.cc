@@ -1,0 +1,99 @@
+// Cluster bootstrap: numpy-linear quantiles (golden), resampling semantics, seeded
+// reproducibility and independence from the thread count.
+#include "stats/bootstrap.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "util/rng.h"
+
+namespace nf::stats {
+namespace {
+
+nlohmann::json load_golden(const std::string& name) {
+  std::ifstream in(std::string(NF_SOURCE_DIR) + "/tests/reference/" + name);
+  EXPECT_TRUE(in.good()) << "missing golden file " << name;
+  return nlohmann::json::parse(in, nullptr, false);
+}
+
+TEST(Bootstrap, QuantileMatchesNumpyLinear) {
+  const auto g = load_golden("core_quantile.json");
+  ASSERT_GE(g["rows"].size(), 200u);
+  for (const auto& r : g["rows"]) {
+    auto q = quantile_linear(r["values"].get<std::vector<double>>(), r["q"].get<double>());
+    ASSERT_TRUE(q.ok());
+    EXPECT_NEAR(*q, r["quantile"].get<double>(), 1e-9);
+  }
+  EXPECT_FALSE(quantile_linear({}, 0.5).ok());
+  EXPECT_FALSE(quantile_linear({1.0}, 1.5).ok());
+  EXPECT_FALSE(quantile_linear({1.0, std::nan("")}, 0.5).ok());
+}
+
+std::vector<double> random_clusters(std::vector<double>& den, uint64_t seed) {
+  Rng rng(seed);
+  std::vector<double> num;
+  den.clear();
+  for (int i = 0; i < 200; ++i) {
+    const double d = static_cast<double>(1 + rng.uniform_int(20));
+    double k = 0;
+    for (int j = 0; j < static_cast<int>(d); ++j) k += rng.uniform() < 0.3 ? 1 : 0;
+    num.push_back(k);
+    den.push_back(d);
+  }
+  return num;
+}
+
+TEST(Bootstrap, RatioIsIdenticalForOneAndFourThreads) {
+  std::vector<double> den;
+  const std::vector<double> num = random_clusters(den, 11);
+  auto one = cluster_bootstrap_ratio(num, den, 2000, 42, 0.95, 1);
+  auto four = cluster_bootstrap_ratio(num, den, 2000, 42, 0.95, 4);
+  ASSERT_TRUE(one.ok() && four.ok());
+  EXPECT_EQ(one->low, four->low);
+  EXPECT_EQ(one->high, four->high);
+  EXPECT_LT(one->low, one->estimate);
+  EXPECT_GT(one->high, one->estimate);
+  auto other = cluster_bootstrap_ratio(num, den, 2000, 43, 0.95, 1);
+  ASSERT_TRUE(other.ok());
+  EXPECT_NE(one->low, other->low);  // a different seed gives different replicates
+}
+
+TEST(Bootstrap, GenericAndRatioFormsAgree) {
+  std::vector<double> den;
+  const std::vector<double> num = random_clusters(den, 5);
+  auto ratio = cluster_bootstrap_ratio(num, den, 1000, 9);
+  auto generic = cluster_bootstrap(
+      num.size(), [&](const std::vector<size_t>& idx) { return ratio_of_sums(num, den, idx); }, 1000, 9, 0.95, 3);
+  ASSERT_TRUE(ratio.ok() && generic.ok());
+  EXPECT_DOUBLE_EQ(ratio->estimate, generic->estimate);
+  EXPECT_DOUBLE_EQ(ratio->low, generic->low);
+  EXPECT_DOUBLE_EQ(ratio->high, generic->high);
+  EXPECT_EQ(generic->valid_replicates, 1000);
+  EXPECT_EQ(generic->seed, 9u);
+}
+
+TEST(Bootstrap, InvalidReplicatesAreSkippedAndErrorsReported) {
+  // Cluster 0 has denominator 0: resamples that draw only it are skipped.
+  auto r = cluster_bootstrap(
+      2, [](const std::vector<size_t>& idx) { return idx[0] == 0 && idx[1] == 0 ? std::nan("") : 1.0; }, 400, 1);
+  ASSERT_TRUE(r.ok());
+  EXPECT_LT(r->valid_replicates, 400);
+  EXPECT_GT(r->valid_replicates, 200);
+  EXPECT_FALSE(cluster_bootstrap_ratio({1, 2}, {1}, 10, 0).ok());
+  EXPECT_FALSE(cluster_bootstrap_ratio({}, {}, 10, 0).ok());
+  EXPECT_FALSE(cluster_bootstrap_ratio({0, 0}, {0, 0}, 10, 0).ok());
+  EXPECT_FALSE(cluster_bootstrap_ratio({1}, {2}, 0, 0).ok());
+  EXPECT_FALSE(cluster_bootstrap_ratio({1}, {2}, 10, 0, 1.5).ok());
+  auto undefined = cluster_bootstrap(3, [](const std::vector<size_t>&) { return std::nan(""); }, 10, 0);
+  ASSERT_FALSE(undefined.ok());
+  EXPECT_EQ(undefined.status().code(), StatusCode::kUndefined);
+}
+
+}  // namespace
+}  // namespace nf::stats
