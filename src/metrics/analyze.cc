@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "metrics/human_validity.h"
+#include "metrics/judge_panel.h"
 #include "metrics/mcq_robustness.h"
 #include "util/strings.h"
 
@@ -80,9 +82,15 @@ Result<nlohmann::json> analyze_store(Store& store, const AnalyzeOptions& options
     results["draws"] = {{"rows", rows}};
   }
 
+  NF_ASSIGN_OR_RETURN(const int64_t n_judgments, store.judgment_count());
+  NF_ASSIGN_OR_RETURN(const auto human_labels, store.human_labels());
   if (analyses.empty()) {
-    analyses.push_back({"floor", nlohmann::json::object()});
-    analyses.push_back({"majority_floor", {{"vote_sizes", {3}}}});
+    if (!counts.empty() || (n_judgments == 0 && human_labels.empty())) {
+      analyses.push_back({"floor", nlohmann::json::object()});
+      analyses.push_back({"majority_floor", {{"vote_sizes", {3}}}});
+    }
+    if (n_judgments > 0) analyses.push_back({"judge_panel", nlohmann::json::object()});
+    if (n_judgments > 0 && !human_labels.empty()) analyses.push_back({"human_validity", nlohmann::json::object()});
     if (conditions.count("none") || conditions.count("shuffle") || conditions.count("remove_answer") ||
         conditions.count("remove_context"))
       analyses.push_back({"mcq_robustness", nlohmann::json::object()});
@@ -90,7 +98,8 @@ Result<nlohmann::json> analyze_store(Store& store, const AnalyzeOptions& options
 
   NF_ASSIGN_OR_RETURN(auto rows, store.outcome_rows(options.include_cached));
   results["analyses"] = nlohmann::json::object();
-  const std::vector<std::string> known = {"floor", "majority_floor", "mcq_robustness"};
+  const std::vector<std::string> known = {"floor", "majority_floor", "mcq_robustness", "judge_panel",
+                                         "human_validity"};
   for (const auto& a : analyses) {
     if (a.name == "floor") {
       NF_ASSIGN_OR_RETURN(auto fr, compute_floor(rows, 1, options.bootstrap));
@@ -140,6 +149,57 @@ Result<nlohmann::json> analyze_store(Store& store, const AnalyzeOptions& options
       j["rows"] = nlohmann::json::array();
       for (const auto& r : mr) j["rows"].push_back(mcq_robustness_row_to_json(r));
       results["analyses"]["mcq_robustness"] = j;
+    } else if (a.name == "judge_panel" || a.name == "human_validity") {
+      nlohmann::json j;
+      j["source"] = a.name == "judge_panel" ? "seed 004 §2.6, §3.3" : "seed 004 §3.1, §3.4";
+      NF_ASSIGN_OR_RETURN(auto judgments, store.judgments());
+      if (judgments.empty()) {
+        j["skipped"] = "the store holds no judgments (noisefloor import votes | missing-info, or noisefloor judge)";
+        results["analyses"][a.name] = j;
+        continue;
+      }
+      NF_ASSIGN_OR_RETURN(auto panel, build_panel(judgments));
+      if (a.name == "judge_panel") {
+        JudgePanelOptions jo;
+        jo.bootstrap = options.bootstrap;
+        if (a.options.is_object() && a.options.contains("focus_subject")) {
+          if (!a.options["focus_subject"].is_string())
+            return InvalidArgument("judge_panel.focus_subject: expected a subject name");
+          jo.focus_subject = a.options["focus_subject"].get<std::string>();
+        }
+        NF_ASSIGN_OR_RETURN(auto r, judge_panel_analysis(panel, jo));
+        j["method"] =
+            "per judge x subject appropriate-vote rates; Fleiss kappa over units rated by every judge; raw "
+            "own-minus-peer gap and difference-in-differences; vote-level logistic regression label ~ C(subject) + "
+            "C(judge) + same-provider term(s) with prompt-clustered bootstrap CIs; exact permutation over all "
+            "bijections of own judges to subjects; leave-own-provider-out; leave-one-judge-out rank stability; "
+            "bootstrap probability of ranking first/last";
+        j.update(r);
+      } else {
+        if (human_labels.empty()) {
+          j["skipped"] = "the store holds no human labels (noisefloor import labels | missing-info)";
+          results["analyses"][a.name] = j;
+          continue;
+        }
+        HumanValidityOptions ho;
+        ho.bootstrap = options.bootstrap;
+        if (a.options.is_object() && a.options.contains("strata_fields")) {
+          ho.strata_fields.clear();
+          for (const auto& f : a.options["strata_fields"]) {
+            if (!f.is_string()) return InvalidArgument("human_validity.strata_fields: expected field names");
+            ho.strata_fields.push_back(f.get<std::string>());
+          }
+        }
+        NF_ASSIGN_OR_RETURN(auto items, store.items());
+        NF_ASSIGN_OR_RETURN(auto r, human_validity_analysis(panel, human_labels, items, ho));
+        j["method"] =
+            "per-rater rates and strict-majority consensus; Fleiss kappa across raters; pairwise raw agreement, Cohen "
+            "kappa and Gwet AC1; judge-minus-rater paired differences; aggregation rules against each rater (kappa, "
+            "false-lenient, false-strict); panel vote-count calibration; item-metadata strata; prompt-clustered "
+            "bootstrap CIs";
+        j.update(r);
+      }
+      results["analyses"][a.name] = j;
     } else {
       return InvalidArgument(fmt::format("analyses: unknown analysis '{}'{}", a.name, did_you_mean(a.name, known)));
     }

@@ -14,13 +14,12 @@
 #include "backend/openai.h"
 #include "backend/sim.h"
 #include "data/medqa.h"
-#include "perturb/mcq_conditions.h"
-#include "task/mcq.h"
+#include "task/mcq_task.h"
 #include "util/hash.h"
 
 namespace nf {
 
-std::vector<PlannedDraw> plan_draws(const Study& study, const std::vector<McqItem>& items,
+std::vector<PlannedDraw> plan_draws(const Study& study, const std::vector<TaskItem>& items,
                                     const std::vector<Config>& configs) {
   std::vector<PlannedDraw> plan;
   plan.reserve(study.subjects.size() * configs.size() * study.conditions.size() * items.size() *
@@ -93,6 +92,15 @@ nlohmann::json study_to_json(const Study& s) {
   return j;
 }
 
+Result<std::unique_ptr<Task>> make_task(const Study& study) {
+  if (study.task == "mcq") {
+    NF_ASSIGN_OR_RETURN(auto items, read_medqa_jsonl(study.dataset.path, study.dataset.limit, study.dataset.id_field,
+                                                     study.dataset.cluster_field));
+    return std::unique_ptr<Task>(std::make_unique<McqTask>(std::move(items)));
+  }
+  return InvalidArgument(fmt::format("task: unknown task '{}' (expected mcq)", study.task));
+}
+
 namespace {
 
 nlohmann::json response_to_json(const ChatResponse& r) {
@@ -129,9 +137,8 @@ std::string format_duration(double s) {
 
 Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions& options) {
   Clock& clock = options.clock ? *options.clock : real_clock();
-  if (study.task != "mcq") return InvalidArgument(fmt::format("task: unknown task '{}' (expected mcq)", study.task));
-  NF_ASSIGN_OR_RETURN(auto items, read_medqa_jsonl(study.dataset.path, study.dataset.limit, study.dataset.id_field,
-                                                   study.dataset.cluster_field));
+  NF_ASSIGN_OR_RETURN(auto task, make_task(study));
+  const auto& items = task->items();
   if (items.empty()) return InvalidArgument(fmt::format("{}: dataset has no items", study.dataset.path));
   const auto configs = expand_configs(study.axes);
 
@@ -140,22 +147,14 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
     NF_ASSIGN_OR_RETURN(auto b, make_backend(s));
     backends.push_back(std::move(b));
   }
-
-  // Render every (item, condition) once up front: validates conditions before any call.
-  std::map<std::pair<size_t, std::string>, RenderedMcq> rendered;
-  for (size_t i = 0; i < items.size(); ++i) {
-    for (const auto& cond : study.conditions) {
-      auto r = apply_mcq_condition(items[i], cond, study.seed);
-      if (!r.ok()) return r.status().with_context(fmt::format("item {}", items[i].id));
-      rendered.emplace(std::make_pair(i, cond), std::move(r).value());
-    }
-  }
+  // Validates every (item, condition) before any call is made.
+  NF_RETURN_IF_ERROR(task->prepare(study.conditions, study.seed));
 
   StudyRecord rec{study.name, sha256_hex(study.source_text), static_cast<int64_t>(study.seed), study_to_json(study)};
   NF_ASSIGN_OR_RETURN(auto prev_hash, store.put_study(rec));
   if (!prev_hash.empty() && prev_hash != rec.hash && options.progress)
     std::fprintf(stderr, "note: the study file changed since this store was last written; resuming by draw key\n");
-  NF_RETURN_IF_ERROR(store.put_items(items));
+  for (const auto& it : items) NF_RETURN_IF_ERROR(store.put_item(it.id, it.cluster, it.data));
   for (size_t s = 0; s < study.subjects.size(); ++s) {
     NF_RETURN_IF_ERROR(store.put_subject(study.subjects[s].name, study_to_json(study)["subjects"][s]));
   }
@@ -197,49 +196,39 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
       if (options.max_draws >= 0 && static_cast<int64_t>(idx) >= options.max_draws) break;
       const PlannedDraw& p = *todo[idx];
       const SubjectSpec& subject = study.subjects[p.subject_index];
-      const Config& config = configs[p.config_index];
-      const RenderedMcq& item = rendered.at({p.item_index, p.key.condition});
       Backend& backend = *backends[p.subject_index];
-
-      auto messages = render_mcq_prompt(item, config.template_name);
-      if (!messages.ok()) {
-        std::lock_guard<std::mutex> lock(mu);
-        error = messages.status();
-        failed = true;
-        break;
-      }
-      ChatRequest req;
-      req.model = subject.model;
-      req.messages = *messages;
-      req.temperature = config.temperature;
-      req.top_p = config.top_p;
-      req.seed = request_seed(config, p.key.replicate);
-      req.max_tokens = config.max_tokens;
-      req.extra_body = subject.extra_body;
-      const nlohmann::json body = req.to_openai_json();
+      DrawContext ctx{p.key, configs[p.config_index], subject.model, request_seed(configs[p.config_index], p.key.replicate),
+                      subject.extra_body};
+      int call_index = 0;
+      int64_t cached_calls = 0;
+      const CallFn call = [&](const ChatRequest& req) {
+        const nlohmann::json body = req.to_openai_json();
+        const std::string ckey = cache_key(backend.identity(), body, p.key) + ":" + std::to_string(call_index++);
+        if (options.use_cache) {
+          auto hit = store.cache_get(ckey);
+          if (hit.ok() && hit->has_value()) {
+            ++cached_calls;
+            return response_from_json(**hit);
+          }
+        }
+        ChatResponse resp = backend.complete(req);
+        if (options.use_cache && resp.kind == ResponseKind::kOk)
+          (void)store.cache_put(ckey, response_to_json(resp));  // best effort: the draw is what counts
+        return resp;
+      };
+      TaskDrawResult res = task->run(p.item_index, p.key.condition, ctx, call);
+      const bool from_cache = res.calls > 0 && cached_calls == res.calls;
 
       Draw d;
       d.key = p.key;
       d.cluster = items[p.item_index].cluster;
-      d.request = body;
-      d.extra = {{"condition", item.detail}, {"backend", backend.identity()}};
-
-      ChatResponse resp;
-      const std::string ckey = cache_key(backend.identity(), body, p.key);
-      bool from_cache = false;
-      if (options.use_cache) {
-        auto hit = store.cache_get(ckey);
-        if (hit.ok() && hit->has_value()) {
-          resp = response_from_json(**hit);
-          from_cache = true;
-        }
-      }
-      if (!from_cache) resp = backend.complete(req);
-
-      const McqScore score = score_mcq(item, resp);
-      d.status = score.status;
-      d.outcomes = score.outcomes;
-      d.error = score.error;
+      d.request = res.request;
+      d.extra = {{"condition", res.detail}, {"backend", backend.identity()}, {"calls", res.calls}};
+      if (res.calls > 1) d.extra["transcript"] = res.transcript;
+      const ChatResponse& resp = res.response;
+      d.status = res.status;
+      d.outcomes = res.outcomes;
+      d.error = res.error;
       d.raw_response = resp.raw_body;
       d.content = resp.content;
       d.latency_ms = resp.latency_ms;
@@ -251,9 +240,6 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
       d.cached = from_cache;
       d.attempts = resp.attempts;
 
-      if (!from_cache && options.use_cache && resp.kind == ResponseKind::kOk) {
-        (void)store.cache_put(ckey, response_to_json(resp));  // best effort: the draw is what counts
-      }
       Status st = store.put_draw(d);
       if (!st.ok() && st.code() != StatusCode::kAlreadyExists) {
         std::lock_guard<std::mutex> lock(mu);

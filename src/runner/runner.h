@@ -17,6 +17,7 @@
 #include "core/types.h"
 #include "spec/study.h"
 #include "store/store.h"
+#include "task/task.h"
 #include "util/clock.h"
 #include "util/status.h"
 
@@ -31,7 +32,7 @@ struct PlannedDraw {
 };
 
 /// Every draw of the study, in the order subject, config, condition, item, replicate.
-std::vector<PlannedDraw> plan_draws(const Study& study, const std::vector<McqItem>& items,
+std::vector<PlannedDraw> plan_draws(const Study& study, const std::vector<TaskItem>& items,
                                     const std::vector<Config>& configs);
 
 /// The seed sent with a replicate's request: a 31-bit value mixed from the config seed
@@ -43,6 +44,10 @@ std::optional<int64_t> request_seed(const Config& config, int replicate);
 /// draw key (which includes the replicate), so a cached response never stands in for
 /// another replicate.
 std::string cache_key(const std::string& backend_identity, const nlohmann::json& request_body, const DrawKey& key);
+
+/// Builds the study's task and loads its items from the dataset. Errors: the dataset
+/// reader's (naming file, line and field); InvalidArgument for an unknown task.
+Result<std::unique_ptr<Task>> make_task(const Study& study);
 
 /// Builds the backend for a subject. openai: reads the API key from the environment
 /// variable the subject names. Errors: InvalidArgument for a bad sim parameter, an

@@ -26,7 +26,8 @@
 namespace nf {
 
 const std::vector<std::string>& known_analyses() {
-  static const std::vector<std::string> kAnalyses{"floor", "majority_floor", "mcq_robustness"};
+  static const std::vector<std::string> kAnalyses{"floor", "majority_floor", "mcq_robustness", "judge_panel",
+                                                  "human_validity"};
   return kAnalyses;
 }
 
@@ -564,6 +565,28 @@ Status Parser::parse_analyses(const Entry& e, std::vector<AnalysisSpec>* out) co
           if (!(mg > 0 && mg < 1))
             return error(it->second.value, key + ".margin", fmt::format("must be in (0, 1), got {}", compact(mg)));
           a.options["margin"] = mg;
+        }
+      }
+    } else if (name == "judge_panel") {
+      if (v.IsMap()) {
+        NF_ASSIGN_OR_RETURN(auto opts, read_map(v, key, {"focus_subject"}));
+        if (auto it = opts.find("focus_subject"); it != opts.end()) {
+          if (!it->second.value.IsScalar() || it->second.value.Scalar().empty())
+            return error(it->second.value, key + ".focus_subject", "expected a subject name");
+          a.options["focus_subject"] = it->second.value.Scalar();
+        }
+      }
+    } else if (name == "human_validity") {
+      if (v.IsMap()) {
+        NF_ASSIGN_OR_RETURN(auto opts, read_map(v, key, {"strata_fields"}));
+        if (auto it = opts.find("strata_fields"); it != opts.end()) {
+          NF_ASSIGN_OR_RETURN(auto nodes, read_axis(it->second.value, key + ".strata_fields"));
+          a.options["strata_fields"] = nlohmann::json::array();
+          for (const auto& n : nodes) {
+            if (!n.IsScalar() || n.Scalar().empty())
+              return error(n, key + ".strata_fields", "expected item-metadata field names");
+            a.options["strata_fields"].push_back(n.Scalar());
+          }
         }
       }
     } else {  // floor: no options yet

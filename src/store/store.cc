@@ -272,7 +272,42 @@ struct Migration {
   Status (*apply)(sqlite3* db, const std::string& path);
 };
 constexpr int kOldestMigratable = 1;
-constexpr std::array<Migration, 0> kMigrations{};
+
+// Schema v2 (issue 4, seed 004 §2.6, §3.4): judge votes and human labels. A judgment is
+// keyed by (subject, item, judge, draw) — imported votes have draw_id NULL, so the
+// expression index makes (subject, item, judge) unique for them.
+constexpr const char* kSchemaV2Delta = R"sql(
+CREATE TABLE judgments(
+  id               INTEGER PRIMARY KEY,
+  subject          TEXT NOT NULL,
+  subject_provider TEXT NOT NULL,
+  item             TEXT NOT NULL,
+  cluster          TEXT NOT NULL,
+  judge            TEXT NOT NULL,
+  judge_provider   TEXT NOT NULL,
+  label            INTEGER CHECK (label IN (0, 1)),
+  status           TEXT NOT NULL CHECK (status IN ('ok', 'parse_error', 'api_error')),
+  draw_id          INTEGER REFERENCES draws(id) ON DELETE SET NULL,
+  raw_response     TEXT NOT NULL,
+  settings         TEXT NOT NULL,
+  created_at       INTEGER NOT NULL,
+  CHECK (status != 'ok' OR label IS NOT NULL)
+);
+CREATE UNIQUE INDEX judgments_key ON judgments(subject, item, judge, ifnull(draw_id, 0));
+CREATE TABLE human_labels(
+  rater   TEXT NOT NULL,
+  subject TEXT NOT NULL,
+  item    TEXT NOT NULL,
+  label   INTEGER NOT NULL CHECK (label IN (0, 1)),
+  PRIMARY KEY (rater, subject, item)
+) WITHOUT ROWID;
+)sql";
+
+Status migrate_v1_to_v2(sqlite3* db, const std::string& path) {
+  return exec(db, kSchemaV2Delta, "create judgments and human_labels", path);
+}
+
+constexpr std::array<Migration, 1> kMigrations{{{1, &migrate_v1_to_v2}}};
 
 // The schema version stored in `meta`, or nullopt for an empty database (no tables).
 // DataLoss if the database has tables but is not a noisefloor store, or if its version
@@ -515,11 +550,13 @@ Status Store::migrate() {
     NF_RETURN_IF_ERROR(txn.begin());
     NF_ASSIGN_OR_RETURN(std::optional<int> version, read_schema_version(db_, path_));
     if (!version) {
+      // A new store is created at v1 and brought to the current version by the same
+      // migrations an old store goes through, so both paths give the same schema.
       NF_RETURN_IF_ERROR(exec(db_, kSchemaV1, "create schema v1", path_));
-      NF_RETURN_IF_ERROR(set_meta(db_, path_, "schema_version", std::to_string(kStoreSchemaVersion)));
+      NF_RETURN_IF_ERROR(set_meta(db_, path_, "schema_version", "1"));
       NF_RETURN_IF_ERROR(set_meta(db_, path_, "created_by", kToolVersion));
       NF_RETURN_IF_ERROR(set_meta(db_, path_, "tool_version", kToolVersion));
-      return txn.commit();
+      version = 1;
     }
     NF_RETURN_IF_ERROR(check_not_newer(*version, path_));
     if (*version == kStoreSchemaVersion) return txn.commit();
@@ -799,6 +836,168 @@ Result<int64_t> Store::count_key(const DrawKey& key) {
   q.bind(1, key.subject).bind(2, key.item).bind(3, key.condition).bind(4, key.config).bind(5, key.replicate);
   NF_ASSIGN_OR_RETURN(bool row, q.step());
   return row ? q.int64(0) : int64_t{0};
+}
+
+// ---- judgments and human labels (schema v2) -----------------------------------------
+
+namespace {
+
+std::string judgment_key(const JudgmentRow& r) {
+  return fmt::format("(subject {}, item {}, judge {}, draw {})", r.subject, r.item, r.judge,
+                     r.draw_id ? std::to_string(*r.draw_id) : std::string("none"));
+}
+
+Status check_judgment(const JudgmentRow& r, const std::string& path) {
+  if (r.subject.empty() || r.item.empty() || r.judge.empty())
+    return InvalidArgument(fmt::format("store {}: put_judgments {}: subject, item and judge must be non-empty",
+                                       path, judgment_key(r)));
+  if (r.status != "ok" && r.status != "parse_error" && r.status != "api_error")
+    return InvalidArgument(fmt::format("store {}: put_judgments {}: unknown status '{}' (ok, parse_error, api_error)",
+                                       path, judgment_key(r), r.status));
+  if (r.label && *r.label != 0 && *r.label != 1)
+    return InvalidArgument(fmt::format("store {}: put_judgments {}: label must be 0 or 1, got {}", path,
+                                       judgment_key(r), *r.label));
+  if (r.status == "ok" && !r.label)
+    return InvalidArgument(fmt::format("store {}: put_judgments {}: an ok judgment needs a label", path,
+                                       judgment_key(r)));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status Store::put_judgments(const std::vector<JudgmentRow>& rows) {
+  std::lock_guard lock(mu_);
+  WriteTxn txn(db_, "put_judgments", path_);
+  NF_RETURN_IF_ERROR(txn.begin());
+  NF_ASSIGN_OR_RETURN(Stmt find, Stmt::prepare(db_,
+      "SELECT id, status FROM judgments WHERE subject = ?1 AND item = ?2 AND judge = ?3 "
+      "AND ifnull(draw_id, 0) = ?4", "put_judgments: find", path_));
+  NF_ASSIGN_OR_RETURN(Stmt remove, Stmt::prepare(db_, "DELETE FROM judgments WHERE id = ?1",
+                                                 "put_judgments: replace api_error", path_));
+  NF_ASSIGN_OR_RETURN(Stmt insert, Stmt::prepare(db_,
+      "INSERT INTO judgments(subject, subject_provider, item, cluster, judge, judge_provider, label, status, "
+      "draw_id, raw_response, settings, created_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+      "put_judgments: insert", path_));
+  const int64_t now = now_s();
+  for (const JudgmentRow& r : rows) {
+    NF_RETURN_IF_ERROR(check_judgment(r, path_));
+    find.reset();
+    find.bind(1, r.subject).bind(2, r.item).bind(3, r.judge).bind(4, r.draw_id.value_or(0));
+    NF_ASSIGN_OR_RETURN(bool exists, find.step());
+    if (exists) {
+      const int64_t id = find.int64(0);
+      const std::string status = find.text(1);
+      find.reset();
+      if (status != "api_error")
+        return AlreadyExists(fmt::format("store {}: judgment {} is already stored with status {}", path_,
+                                         judgment_key(r), status));
+      remove.reset();
+      remove.bind(1, id);
+      NF_RETURN_IF_ERROR(remove.run());
+    }
+    find.reset();
+    insert.reset();
+    insert.bind(1, r.subject).bind(2, r.subject_provider).bind(3, r.item)
+        .bind(4, r.cluster.empty() ? r.item : r.cluster).bind(5, r.judge).bind(6, r.judge_provider);
+    if (r.label) insert.bind(7, *r.label); else insert.bind_null(7);
+    insert.bind(8, r.status);
+    if (r.draw_id) insert.bind(9, *r.draw_id); else insert.bind_null(9);
+    insert.bind(10, r.raw_response).bind(11, dump_json(r.settings)).bind(12, r.created_at != 0 ? r.created_at : now);
+    NF_RETURN_IF_ERROR(insert.run());
+  }
+  return txn.commit();
+}
+
+Result<std::vector<JudgmentRow>> Store::judgments() {
+  std::lock_guard lock(mu_);
+  NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
+      "SELECT subject, subject_provider, item, cluster, judge, judge_provider, label, status, draw_id, "
+      "raw_response, settings, created_at FROM judgments ORDER BY subject, item, judge, id",
+      "judgments", path_));
+  std::vector<JudgmentRow> out;
+  for (;;) {
+    NF_ASSIGN_OR_RETURN(bool row, q.step());
+    if (!row) break;
+    JudgmentRow& r = out.emplace_back();
+    r.subject = q.text(0);
+    r.subject_provider = q.text(1);
+    r.item = q.text(2);
+    r.cluster = q.text(3);
+    r.judge = q.text(4);
+    r.judge_provider = q.text(5);
+    if (!q.is_null(6)) r.label = static_cast<int>(q.int64(6));
+    r.status = q.text(7);
+    if (!q.is_null(8)) r.draw_id = q.int64(8);
+    r.raw_response = q.text(9);
+    NF_ASSIGN_OR_RETURN(r.settings, parse_json(q.text(10), "judgment settings", path_));
+    r.created_at = q.int64(11);
+  }
+  return out;
+}
+
+Result<int64_t> Store::judgment_count() {
+  std::lock_guard lock(mu_);
+  NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_, "SELECT count(*) FROM judgments", "judgment_count", path_));
+  NF_ASSIGN_OR_RETURN(bool row, q.step());
+  return row ? q.int64(0) : int64_t{0};
+}
+
+Status Store::put_human_labels(const std::vector<HumanLabelRow>& rows) {
+  std::lock_guard lock(mu_);
+  WriteTxn txn(db_, "put_human_labels", path_);
+  NF_RETURN_IF_ERROR(txn.begin());
+  NF_ASSIGN_OR_RETURN(Stmt find, Stmt::prepare(db_,
+      "SELECT 1 FROM human_labels WHERE rater = ?1 AND subject = ?2 AND item = ?3", "put_human_labels: find", path_));
+  NF_ASSIGN_OR_RETURN(Stmt insert, Stmt::prepare(db_,
+      "INSERT INTO human_labels(rater, subject, item, label) VALUES(?1, ?2, ?3, ?4)", "put_human_labels: insert",
+      path_));
+  for (const HumanLabelRow& r : rows) {
+    if (r.rater.empty() || r.subject.empty() || r.item.empty())
+      return InvalidArgument(fmt::format("store {}: put_human_labels (rater {}, subject {}, item {}): rater, subject "
+                                         "and item must be non-empty", path_, r.rater, r.subject, r.item));
+    if (r.label != 0 && r.label != 1)
+      return InvalidArgument(fmt::format("store {}: put_human_labels (rater {}, subject {}, item {}): label must be "
+                                         "0 or 1, got {}", path_, r.rater, r.subject, r.item, r.label));
+    find.reset();
+    find.bind(1, r.rater).bind(2, r.subject).bind(3, r.item);
+    NF_ASSIGN_OR_RETURN(bool exists, find.step());
+    find.reset();
+    if (exists)
+      return AlreadyExists(fmt::format("store {}: human label (rater {}, subject {}, item {}) is already stored",
+                                       path_, r.rater, r.subject, r.item));
+    insert.reset();
+    insert.bind(1, r.rater).bind(2, r.subject).bind(3, r.item).bind(4, r.label);
+    NF_RETURN_IF_ERROR(insert.run());
+  }
+  return txn.commit();
+}
+
+Result<std::vector<HumanLabelRow>> Store::human_labels() {
+  std::lock_guard lock(mu_);
+  NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
+      "SELECT rater, subject, item, label FROM human_labels ORDER BY rater, subject, item", "human_labels", path_));
+  std::vector<HumanLabelRow> out;
+  for (;;) {
+    NF_ASSIGN_OR_RETURN(bool row, q.step());
+    if (!row) break;
+    out.push_back({q.text(0), q.text(1), q.text(2), static_cast<int>(q.int64(3))});
+  }
+  return out;
+}
+
+Result<std::vector<ItemRow>> Store::items() {
+  std::lock_guard lock(mu_);
+  NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_, "SELECT item, cluster, data FROM items ORDER BY item", "items",
+                                            path_));
+  std::vector<ItemRow> out;
+  for (;;) {
+    NF_ASSIGN_OR_RETURN(bool row, q.step());
+    if (!row) break;
+    ItemRow r{q.text(0), q.text(1), {}};
+    NF_ASSIGN_OR_RETURN(r.data, parse_json(q.text(2), "item data", path_));
+    out.push_back(std::move(r));
+  }
+  return out;
 }
 
 // ---- export -------------------------------------------------------------------------

@@ -25,7 +25,7 @@ namespace nf {
 
 /// The schema version this build writes. Opening a newer store is FailedPrecondition;
 /// an older one is migrated in place.
-inline constexpr int kStoreSchemaVersion = 1;
+inline constexpr int kStoreSchemaVersion = 2;
 
 /// One ok draw's outcome, flattened for analyses.
 struct OutcomeRow {
@@ -47,6 +47,34 @@ struct StudyRecord {
   std::string hash;        // SHA-256 of the study file text ("" for imports)
   int64_t seed = 0;
   nlohmann::json spec;     // the study as JSON (for provenance)
+};
+
+/// One vote of one judge on one subject's answer to one item (schema v2, table
+/// `judgments`; docs/store.md). Imported votes have no draw; votes written by
+/// `noisefloor judge` reference the judged draw and record the judge's generation
+/// settings. `label` is 1 (criterion met, e.g. "appropriate"), 0, or nullopt for a
+/// missing vote; only rows with status "ok" and a label are votes (API failures and
+/// parse errors never are).
+struct JudgmentRow {
+  std::string subject, subject_provider, item, cluster, judge, judge_provider;
+  std::optional<int> label;
+  std::string status = "ok";         // ok | parse_error | api_error
+  std::optional<int64_t> draw_id;    // draws.id of the judged draw; nullopt for imports
+  std::string raw_response;          // the judge's raw reply ("" for imports)
+  nlohmann::json settings = nlohmann::json::object();  // judge generation settings
+  int64_t created_at = 0;            // unix seconds; 0 = set by the store on write
+};
+
+/// One human rating of one subject's answer to one item (table `human_labels`).
+struct HumanLabelRow {
+  std::string rater, subject, item;
+  int label = 0;  // 1 / 0
+};
+
+/// One stored item: id, cluster and the item's JSON data (metadata such as audit strata).
+struct ItemRow {
+  std::string item, cluster;
+  nlohmann::json data;
 };
 
 class Store {
@@ -107,6 +135,25 @@ class Store {
   Result<int64_t> draw_count();
   /// Number of stored draws with exactly this key (0 or 1; for crash tests).
   Result<int64_t> count_key(const DrawKey& key);
+
+  /// Writes judgments in one transaction (all or nothing). A row whose key (subject, item,
+  /// judge, draw_id) exists with status api_error is replaced (re-judging is resumable);
+  /// with any other status the call fails with AlreadyExists naming the key and nothing
+  /// is written. InvalidArgument if a label is not 0/1, the status is unknown, an ok row
+  /// has no label, or subject/item/judge is empty. Source: seed 004 §2.6 (judge panel).
+  Status put_judgments(const std::vector<JudgmentRow>& rows);
+  /// Every stored judgment (any status), ordered by subject, item, judge, id.
+  Result<std::vector<JudgmentRow>> judgments();
+  /// Number of stored judgments (any status).
+  Result<int64_t> judgment_count();
+  /// Writes human labels in one transaction (all or nothing). AlreadyExists on a
+  /// duplicate (rater, subject, item), InvalidArgument if a label is not 0/1 or a key
+  /// field is empty. Source: seed 004 §3.4.
+  Status put_human_labels(const std::vector<HumanLabelRow>& rows);
+  /// Every stored human label, ordered by rater, subject, item.
+  Result<std::vector<HumanLabelRow>> human_labels();
+  /// Every stored item (id, cluster, data), ordered by id.
+  Result<std::vector<ItemRow>> items();
 
   /// Writes every draw with its outcomes as JSON Lines / one outcome per CSV row.
   Status export_jsonl(const std::string& out_path);

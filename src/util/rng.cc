@@ -7,10 +7,6 @@
 
 namespace nf {
 
-namespace {
-__extension__ typedef unsigned __int128 u128;  // GCC/Clang extension, silenced for -Wpedantic
-inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-}  // namespace
 
 Rng::Rng(uint64_t seed) {
   uint64_t x = seed;
@@ -24,34 +20,6 @@ Rng Rng::stream(uint64_t seed, std::initializer_list<uint64_t> ids) {
   uint64_t h = mix64(seed);
   for (uint64_t id : ids) h = hash_combine(h, id);
   return Rng(h);
-}
-
-uint64_t Rng::next_u64() {
-  const uint64_t result = rotl(s_[1] * 5, 7) * 9;
-  const uint64_t t = s_[1] << 17;
-  s_[2] ^= s_[0];
-  s_[3] ^= s_[1];
-  s_[1] ^= s_[2];
-  s_[0] ^= s_[3];
-  s_[2] ^= t;
-  s_[3] = rotl(s_[3], 45);
-  return result;
-}
-
-double Rng::uniform() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
-
-uint64_t Rng::uniform_int(uint64_t n) {
-  // Lemire's nearly-divisionless method.
-  u128 m = static_cast<u128>(next_u64()) * n;
-  uint64_t l = static_cast<uint64_t>(m);
-  if (l < n) {
-    const uint64_t t = (0 - n) % n;
-    while (l < t) {
-      m = static_cast<u128>(next_u64()) * n;
-      l = static_cast<uint64_t>(m);
-    }
-  }
-  return static_cast<uint64_t>(m >> 64);
 }
 
 double Rng::normal() {

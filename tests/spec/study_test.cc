@@ -361,7 +361,7 @@ TEST(ExampleStudies, SampleFloorParses) {
   EXPECT_EQ(fs::path(r->dataset.path), fs::path(NF_SOURCE_DIR "/data/sample-mcq.jsonl").lexically_normal());
   EXPECT_EQ(r->dataset.id_field, "id");
   EXPECT_EQ(r->conditions, (std::vector<std::string>{"none", "shuffle", "remove_answer", "remove_context"}));
-  EXPECT_EQ(r->replicates, 5);
+  EXPECT_EQ(r->replicates, 6);
   EXPECT_EQ(r->bootstrap.resamples, 1000);
   ASSERT_EQ(r->analyses.size(), 3u);
   std::vector<Config> c = expand_configs(r->axes);

@@ -1,0 +1,63 @@
+#include "task/mcq_task.h"
+
+#include <fmt/format.h>
+
+namespace nf {
+
+McqTask::McqTask(std::vector<McqItem> items) : items_(std::move(items)) {
+  for (const auto& it : items_) {
+    nlohmann::json options = nlohmann::json::object();
+    for (const auto& o : it.options) options[o.letter] = o.text;
+    task_items_.push_back({it.id, it.cluster.empty() ? it.id : it.cluster,
+                           {{"question", it.question}, {"options", options}, {"answer", it.answer}, {"meta", it.meta}}});
+  }
+}
+
+Status McqTask::prepare(const std::vector<std::string>& conditions, uint64_t study_seed) {
+  rendered_.clear();
+  for (size_t i = 0; i < items_.size(); ++i) {
+    for (const auto& cond : conditions) {
+      auto r = apply_mcq_condition(items_[i], cond, study_seed);
+      if (!r.ok()) return r.status().with_context(fmt::format("item {}", items_[i].id));
+      rendered_.emplace(std::make_pair(i, cond), std::move(r).value());
+    }
+  }
+  return Status::Ok();
+}
+
+TaskDrawResult McqTask::run(size_t item_index, const std::string& condition, const DrawContext& ctx,
+                            const CallFn& call) const {
+  TaskDrawResult out;
+  auto it = rendered_.find({item_index, condition});
+  if (it == rendered_.end()) {
+    out.status = DrawStatus::kParseError;  // unreachable after prepare(); never an outcome
+    out.error = fmt::format("internal: item {} was not prepared for condition {}", item_index, condition);
+    return out;
+  }
+  const RenderedMcq& item = it->second;
+  out.detail = item.detail;
+  auto messages = render_mcq_prompt(item, ctx.config.template_name);
+  if (!messages.ok()) {
+    out.status = DrawStatus::kParseError;
+    out.error = messages.status().message();
+    return out;
+  }
+  ChatRequest req;
+  req.model = ctx.model;
+  req.messages = *messages;
+  req.temperature = ctx.config.temperature;
+  req.top_p = ctx.config.top_p;
+  req.seed = ctx.seed;
+  req.max_tokens = ctx.config.max_tokens;
+  req.extra_body = ctx.extra_body;
+  out.request = req.to_openai_json();
+  out.response = call(req);
+  out.calls = 1;
+  const McqScore score = score_mcq(item, out.response);
+  out.status = score.status;
+  out.outcomes = score.outcomes;
+  out.error = score.error;
+  return out;
+}
+
+}  // namespace nf
