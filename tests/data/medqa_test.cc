@@ -1,5 +1,6 @@
 // MedQA JSONL reader: the real test split read in place, the shipped sample, and one
 // test per malformed row (each checks the message names file, line and field).
+#include "common/test_data.h"
 #include "data/medqa.h"
 
 #include <cstdlib>
@@ -21,11 +22,7 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-std::string data_dir() {
-  const char* e = std::getenv("NOISEFLOOR_DATA");
-  if (e != nullptr && *e != '\0') return e;
-  return NF_SOURCE_DIR "/../shared/data";
-}
+std::string data_dir() { return testing::data_dir(); }
 
 const char* kGood = R"({"question":"Stem. Which?","options":{"A":"a","B":"b","C":"c","D":"d"},"answer_idx":"C"})";
 

@@ -1,6 +1,7 @@
 // Study files: one test per bad-input case (each checks that the message names the file,
 // the line and the key), env expansion, types, expand_configs ids, and the shipped
 // example studies.
+#include "common/test_data.h"
 #include "spec/study.h"
 
 #include <cstdlib>
@@ -348,11 +349,7 @@ TEST(ExpandConfigs, MaxTokensAndTopPIds) {
 
 // --- the shipped examples ------------------------------------------------------------
 
-std::string data_dir() {
-  const char* e = std::getenv("NOISEFLOOR_DATA");
-  if (e != nullptr && *e != '\0') return e;
-  return NF_SOURCE_DIR "/../shared/data";
-}
+std::string data_dir() { return testing::data_dir(); }
 
 TEST(ExampleStudies, SampleFloorParses) {
   Result<Study> r = load_study(NF_SOURCE_DIR "/examples/sample-floor.yaml");

@@ -1,5 +1,6 @@
 // Agreement statistics: hand-checked cases, identities between related coefficients,
 // input checks, and the published values of seed 004 (read in place from shared/data).
+#include "common/test_data.h"
 #include "stats/agreement.h"
 
 #include <cstdlib>
@@ -17,11 +18,7 @@ namespace {
 
 using Codes = std::vector<std::optional<int64_t>>;
 
-std::string data_dir() {
-  const char* env = std::getenv("NOISEFLOOR_DATA");
-  if (env != nullptr && *env != '\0') return std::string(env) + "/missing-info-judges";
-  return std::string(NF_SOURCE_DIR) + "/../shared/data/missing-info-judges";
-}
+std::string data_dir() { return testing::data_dir() + "/missing-info-judges"; }
 
 // annotation id -> 0/1 label from labels_<rater>.csv.
 std::map<std::string, int64_t> read_labels(const std::string& rater) {

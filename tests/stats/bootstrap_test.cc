@@ -1,5 +1,6 @@
 // Cluster bootstrap: numpy-linear quantiles (golden), resampling semantics, seeded
 // reproducibility and independence from the thread count.
+#include "common/golden.h"
 #include "stats/bootstrap.h"
 
 #include <gtest/gtest.h>
@@ -16,11 +17,7 @@
 namespace nf::stats {
 namespace {
 
-nlohmann::json load_golden(const std::string& name) {
-  std::ifstream in(std::string(NF_SOURCE_DIR) + "/tests/reference/" + name);
-  EXPECT_TRUE(in.good()) << "missing golden file " << name;
-  return nlohmann::json::parse(in, nullptr, false);
-}
+using testing::load_golden;
 
 TEST(Bootstrap, QuantileMatchesNumpyLinear) {
   const auto g = load_golden("core_quantile.json");

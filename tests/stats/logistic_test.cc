@@ -1,6 +1,7 @@
 // Logistic regression: hand-checked fits, separation detection, golden vectors from
 // statsmodels Logit (tests/reference/gen_models.py), and the same-provider model of
 // seed 004 §2.6 on the released votes (read in place from shared/data).
+#include "common/test_data.h"
 #include "stats/logistic.h"
 
 #include <cmath>
@@ -15,11 +16,7 @@
 namespace nf::stats {
 namespace {
 
-std::string data_dir() {
-  const char* env = std::getenv("NOISEFLOOR_DATA");
-  if (env != nullptr && *env != '\0') return std::string(env) + "/missing-info-judges";
-  return std::string(NF_SOURCE_DIR) + "/../shared/data/missing-info-judges";
-}
+std::string data_dir() { return testing::data_dir() + "/missing-info-judges"; }
 
 TEST(Logit, SaturatedTwoGroupModelGivesLogOdds) {
   // Group a: 3 of 4 ones; group b: 1 of 4. Intercept = logit(3/4) = log 3;

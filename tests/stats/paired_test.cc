@@ -1,5 +1,7 @@
 // Paired binary tests: McNemar (exact, chi-square) and TOST against statsmodels golden
 // vectors; Table 11 of seed 004 from paired_medqa.json.
+#include "common/test_data.h"
+#include "common/golden.h"
 #include "stats/paired.h"
 
 #include <gtest/gtest.h>
@@ -17,16 +19,9 @@
 namespace nf::stats {
 namespace {
 
-nlohmann::json load_golden(const std::string& name) {
-  std::ifstream in(std::string(NF_SOURCE_DIR) + "/tests/reference/" + name);
-  EXPECT_TRUE(in.good()) << "missing golden file " << name;
-  return nlohmann::json::parse(in, nullptr, false);
-}
+using testing::load_golden;
 
-std::string data_dir() {
-  const char* env = std::getenv("NOISEFLOOR_DATA");
-  return env && *env ? std::string(env) : std::string(NF_SOURCE_DIR) + "/../shared/data";
-}
+std::string data_dir() { return testing::data_dir(); }
 
 TEST(Paired, McNemarMatchesStatsmodels) {
   const auto g = load_golden("core_mcnemar.json");

@@ -1,5 +1,7 @@
 // Proportions: golden vectors from statsmodels/scipy (tests/reference/gen_core.py) and the
 // published Wilson intervals of seed 004 Table 12.
+#include "common/test_data.h"
+#include "common/golden.h"
 #include "stats/proportion.h"
 
 #include <gtest/gtest.h>
@@ -17,16 +19,9 @@
 namespace nf::stats {
 namespace {
 
-nlohmann::json load_golden(const std::string& name) {
-  std::ifstream in(std::string(NF_SOURCE_DIR) + "/tests/reference/" + name);
-  EXPECT_TRUE(in.good()) << "missing golden file " << name;
-  return nlohmann::json::parse(in, nullptr, false);
-}
+using testing::load_golden;
 
-std::string data_dir() {
-  const char* env = std::getenv("NOISEFLOOR_DATA");
-  return env && *env ? std::string(env) : std::string(NF_SOURCE_DIR) + "/../shared/data";
-}
+std::string data_dir() { return testing::data_dir(); }
 
 TEST(Proportion, WilsonAndClopperPearsonMatchStatsmodels) {
   const auto g = load_golden("core_proportion.json");

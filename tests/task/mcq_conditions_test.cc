@@ -1,4 +1,5 @@
 // Tests of the MCQ conditions of seed 004 §2.4 (src/perturb/mcq_conditions.h).
+#include "common/test_data.h"
 #include "perturb/mcq_conditions.h"
 
 #include <algorithm>
@@ -28,10 +29,7 @@ McqItem make_item(const std::string& id = "q1") {
   return item;
 }
 
-std::string data_dir() {
-  if (const char* d = std::getenv("NOISEFLOOR_DATA"); d != nullptr && *d != '\0') return d;
-  return NF_SOURCE_DIR "/../shared/data";
-}
+std::string data_dir() { return testing::data_dir(); }
 
 TEST(McqConditions, NoneKeepsTheItem) {
   const McqItem item = make_item();

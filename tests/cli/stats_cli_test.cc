@@ -1,0 +1,72 @@
+// `noisefloor stats` end to end: the published values of issue 3 through the real binary.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "common/test_data.h"
+
+namespace nf {
+namespace {
+
+using testing::run_cli;
+using testing::TempDir;
+
+nlohmann::json json_of(const std::string& args) {
+  TempDir d;
+  auto r = run_cli("stats " + args + " --json", d.path());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return nlohmann::json::parse(r.out);
+}
+
+TEST(StatsCli, McNemarTable11) {
+  EXPECT_DOUBLE_EQ(json_of("mcnemar 0 4")["p_value"].get<double>(), 0.125);
+  EXPECT_DOUBLE_EQ(json_of("mcnemar 1 1")["p_value"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(json_of("mcnemar 6 6")["p_value"].get<double>(), 1.0);
+}
+
+TEST(StatsCli, WilsonTable12) {
+  const auto j = json_of("wilson 18 100");
+  EXPECT_NEAR(j["interval"][0].get<double>(), 0.12, 0.005);
+  EXPECT_NEAR(j["interval"][1].get<double>(), 0.27, 0.005);
+}
+
+TEST(StatsCli, SuccessesAboveTrialsExit2WithMessage) {
+  TempDir d;
+  auto r = run_cli("stats wilson 7 5", d.path());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("successes (7) exceeds trials (5)"), std::string::npos) << r.err;
+}
+
+TEST(StatsCli, MistypedTestSuggestsTheClosest) {
+  TempDir d;
+  auto r = run_cli("stats wilsn 1 2", d.path());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("did you mean 'wilson'"), std::string::npos) << r.err;
+}
+
+TEST(StatsCli, FleissFromCsvAndUndefinedWhenOneCategory) {
+  TempDir d;
+  {
+    std::ofstream f(d / "r.csv");
+    f << "a,b,c\n1,1,1\n0,0,1\n1,0,0\n0,0,0\n1,1,0\n";
+  }
+  auto r = run_cli("stats fleiss " + d / "r.csv" + " --json", d.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // statsmodels 0.13 fleiss_kappa([[0,3],[2,1],[2,1],[3,0],[1,2]]) = 0.19642857142857137
+  EXPECT_NEAR(nlohmann::json::parse(r.out)["estimate"].get<double>(), 0.19642857142857137, 1e-12);
+  {
+    std::ofstream f(d / "one.csv");
+    f << "a,b\n1,1\n1,1\n";
+  }
+  auto u = run_cli("stats fleiss " + d / "one.csv", d.path());
+  EXPECT_NE((u.out + u.err).find("undefined"), std::string::npos) << u.out << u.err;
+}
+
+TEST(StatsCli, VignettesNeededS2) {
+  EXPECT_DOUBLE_EQ(json_of("vignettes-needed 374/4320 25")["estimate"].get<double>(), 289);
+}
+
+}  // namespace
+}  // namespace nf
