@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -50,6 +51,10 @@ struct ChatResponse {
   std::string raw_body;            // response body as received (or synthesised by sim)
   std::string error;               // api_error / refusal detail
   int attempts = 1;
+  /// Provenance: the server's relevant response headers (http.h provenance_headers).
+  std::map<std::string, std::string> headers;
+  /// choices[0].logprobs as received (null when not requested or not returned).
+  nlohmann::json logprobs;
 };
 
 class Backend {

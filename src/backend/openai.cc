@@ -1,99 +1,13 @@
 #include "backend/openai.h"
 
 #include <algorithm>
-#include <chrono>
-#include <memory>
-#include <mutex>
-#include <thread>
+#include <cmath>
 
-#include <curl/curl.h>
+#include "backend/http.h"
 
 namespace nf {
 
-namespace {
-
-void global_init_once() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
-
-size_t write_body(char* ptr, size_t size, size_t nmemb, void* userdata) {
-  static_cast<std::string*>(userdata)->append(ptr, size * nmemb);
-  return size * nmemb;
-}
-
-std::string redact(std::string text, const std::string& secret) {
-  if (secret.empty()) return text;
-  size_t pos = 0;
-  while ((pos = text.find(secret, pos)) != std::string::npos) {
-    text.replace(pos, secret.size(), "[redacted]");
-    pos += 10;
-  }
-  return text;
-}
-
-struct Attempt {
-  bool transport_error = false;
-  std::string curl_error;
-  long http = 0;
-  std::string body;
-  double latency_ms = 0.0;
-};
-
-struct CurlDeleter {
-  void operator()(CURL* c) const { curl_easy_cleanup(c); }
-};
-struct SlistDeleter {
-  void operator()(curl_slist* s) const { curl_slist_free_all(s); }
-};
-
-Attempt perform(const std::string& url, const std::string& payload, const OpenAiOptions& o) {
-  Attempt a;
-  std::unique_ptr<CURL, CurlDeleter> curl(curl_easy_init());
-  if (!curl) {
-    a.transport_error = true;
-    a.curl_error = "curl_easy_init failed";
-    return a;
-  }
-  curl_slist* raw = nullptr;
-  raw = curl_slist_append(raw, "Content-Type: application/json");
-  raw = curl_slist_append(raw, "Expect:");
-  if (!o.api_key.empty()) raw = curl_slist_append(raw, ("Authorization: Bearer " + o.api_key).c_str());
-  std::unique_ptr<curl_slist, SlistDeleter> headers(raw);
-
-  char errbuf[CURL_ERROR_SIZE] = {0};
-  CURL* c = curl.get();
-  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_POST, 1L);
-  curl_easy_setopt(c, CURLOPT_POSTFIELDS, payload.data());
-  curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(payload.size()));
-  curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
-  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(o.timeout_s * 1000.0));
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(o.connect_timeout_s * 1000.0));
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_body);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &a.body);
-  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
-  curl_easy_setopt(c, CURLOPT_PROXY, "");  // ignore *_proxy env vars: talk to base_url directly
-  const auto t0 = std::chrono::steady_clock::now();
-  const CURLcode rc = curl_easy_perform(c);
-  a.latency_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  if (rc != CURLE_OK) {
-    a.transport_error = true;
-    a.curl_error = errbuf[0] != '\0' ? std::string(errbuf) : std::string(curl_easy_strerror(rc));
-    return a;
-  }
-  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &a.http);
-  return a;
-}
-
-bool retryable(const Attempt& a) {
-  if (a.transport_error) return true;
-  return a.http == 408 || a.http == 429 || a.http >= 500;
-}
-
-// Fills `r` from a 2xx body; false if the body is malformed.
-bool parse_body(const std::string& body, ChatResponse& r) {
+bool parse_openai_body(const std::string& body, ChatResponse& r) {
   const nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return false;
   const auto choices = j.find("choices");
@@ -102,11 +16,17 @@ bool parse_body(const std::string& body, ChatResponse& r) {
   if (!c0.is_object()) return false;
   const auto msg = c0.find("message");
   if (msg == c0.end() || !msg->is_object()) return false;
-  const auto content = msg->find("content");
-  if (content != msg->end() && content->is_string()) {
-    r.content = content->get<std::string>();
-  } else if (content != msg->end() && !content->is_null()) {
-    return false;
+  r.content.clear();
+  if (const auto content = msg->find("content"); content != msg->end()) {
+    if (content->is_string()) {
+      r.content = content->get<std::string>();
+    } else if (content->is_array()) {
+      for (const auto& part : *content) {
+        if (part.is_object() && part.contains("text") && part["text"].is_string()) r.content += part["text"].get<std::string>();
+      }
+    } else if (!content->is_null()) {
+      return false;
+    }
   }
   const auto fr = c0.find("finish_reason");
   if (fr != c0.end() && fr->is_string()) r.finish_reason = fr->get<std::string>();
@@ -122,10 +42,16 @@ bool parse_body(const std::string& body, ChatResponse& r) {
       r.completion_tokens = p->get<int64_t>();
     }
   }
+  if (auto lp = c0.find("logprobs"); lp != c0.end() && !lp->is_null()) r.logprobs = *lp;
+  r.kind = ResponseKind::kOk;
+  const auto refusal = msg->find("refusal");
+  const bool refused_field = refusal != msg->end() && refusal->is_string() && !refusal->get<std::string>().empty();
+  if (r.finish_reason == "content_filter" || refused_field) {
+    r.kind = ResponseKind::kRefused;
+    r.error = refused_field ? "refusal: " + refusal->get<std::string>().substr(0, 200) : "content_filter";
+  }
   return true;
 }
-
-}  // namespace
 
 std::string strip_url_userinfo(const std::string& url) {
   const size_t scheme = url.find("://");
@@ -138,57 +64,65 @@ std::string strip_url_userinfo(const std::string& url) {
 }
 
 OpenAiBackend::OpenAiBackend(OpenAiOptions options) : options_(std::move(options)) {
+  pool_ = std::make_unique<CurlHandlePool>();
   base_url_ = options_.base_url;
   while (!base_url_.empty() && base_url_.back() == '/') base_url_.pop_back();
-  global_init_once();
+  headers_ = {"Content-Type: application/json", "Expect:"};
+  if (!options_.api_key.empty()) headers_.push_back("Authorization: Bearer " + options_.api_key);
+  if (options_.rpm > 0 || options_.tpm > 0) {
+    limiter_ = std::make_unique<RateLimiter>(options_.rpm, options_.tpm,
+                                             options_.clock ? *options_.clock : real_clock());
+  }
 }
 
 std::string OpenAiBackend::identity() const { return "openai:" + strip_url_userinfo(base_url_); }
 
 ChatResponse OpenAiBackend::complete(const ChatRequest& request) {
-  const std::string url = base_url_ + "/chat/completions";
+  ChatEndpoint ep;
+  ep.url = base_url_ + "/chat/completions";
+  ep.headers = headers_;
+  ep.timeout_s = options_.timeout_s;
+  ep.connect_timeout_s = options_.connect_timeout_s;
+  ep.policy.max_retries = std::max(0, options_.max_retries);
+  ep.policy.retry_after_cap_s = options_.retry_after_cap_s;
+  ep.policy.base_delay_s = options_.base_delay_s;
+  ep.policy.max_delay_s = options_.max_delay_s;
+  ep.secret = options_.api_key;
+  ep.clock = options_.clock;
+  ep.limiter = limiter_.get();
+  ep.pool = pool_.get();
+  ep.health = &health_;
+  Rng rng = Rng::stream(options_.jitter_seed, {calls_.fetch_add(1)});
   const std::string payload =
       request.to_openai_json().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  static constexpr int kBackoffMs[] = {100, 400};
-  const int max_attempts = 1 + std::max(0, options_.max_retries);
-  ChatResponse r;
-  Attempt a;
-  int attempt = 0;
-  for (;;) {
-    ++attempt;
-    a = perform(url, payload, options_);
-    if (attempt >= max_attempts || !retryable(a)) break;
-    const int wait = kBackoffMs[std::min(attempt - 1, 1)];
-    std::this_thread::sleep_for(std::chrono::milliseconds(wait));
+  return post_chat(ep, payload, parse_openai_body, rng, request.max_tokens);
+}
+
+std::map<std::string, std::optional<double>> option_probabilities(const nlohmann::json& logprobs,
+                                                                   const std::vector<std::string>& letters) {
+  std::map<std::string, std::optional<double>> out;
+  if (!logprobs.is_object()) return out;
+  const auto content = logprobs.find("content");
+  if (content == logprobs.end() || !content->is_array() || content->empty()) return out;
+  const auto& first = (*content)[0];
+  if (!first.is_object()) return out;
+  const auto top = first.find("top_logprobs");
+  if (top == first.end() || !top->is_array()) return out;
+  for (const auto& l : letters) out[l] = std::nullopt;
+  for (const auto& t : *top) {
+    if (!t.is_object() || !t.contains("token") || !t["token"].is_string() || !t.contains("logprob") ||
+        !t["logprob"].is_number())
+      continue;
+    std::string tok = t["token"].get<std::string>();
+    const size_t b = tok.find_first_not_of(" \t\n\r");
+    if (b == std::string::npos) continue;
+    tok = tok.substr(b, tok.find_last_not_of(" \t\n\r") - b + 1);
+    auto it = out.find(tok);
+    if (it == out.end()) continue;
+    const double p = std::exp(t["logprob"].get<double>());
+    it->second = it->second.value_or(0.0) + p;
   }
-  r.attempts = attempt;
-  r.latency_ms = a.latency_ms;
-  r.http_status = static_cast<int>(a.http);
-  r.raw_body = a.body;
-  if (a.transport_error) {
-    r.kind = ResponseKind::kApiError;
-    r.error = redact("connect: " + a.curl_error, options_.api_key);
-    return r;
-  }
-  if (a.http < 200 || a.http >= 300) {
-    r.kind = ResponseKind::kApiError;
-    r.error = redact("HTTP " + std::to_string(a.http) + ": " + redact(a.body, options_.api_key).substr(0, 200),
-                     options_.api_key);
-    return r;
-  }
-  if (!parse_body(a.body, r)) {
-    r.kind = ResponseKind::kApiError;
-    r.content.clear();
-    r.error = "malformed response body";
-    return r;
-  }
-  if (r.finish_reason == "content_filter") {
-    r.kind = ResponseKind::kRefused;
-    r.error = "content_filter";
-    return r;
-  }
-  r.kind = ResponseKind::kOk;
-  return r;
+  return out;
 }
 
 }  // namespace nf

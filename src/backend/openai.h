@@ -2,9 +2,19 @@
 // openai): vLLM, Ollama, llama.cpp server, SGLang, TGI, hosted APIs, and serve-sim.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "backend/backend.h"
+#include "backend/http.h"
+#include "backend/rate_limit.h"
+#include "backend/retry.h"
+#include "util/clock.h"
 
 namespace nf {
 
@@ -17,22 +27,40 @@ struct OpenAiOptions {
   std::string api_key;
   double timeout_s = 120;         // whole-transfer timeout per attempt, seconds
   double connect_timeout_s = 10;  // connection timeout per attempt, seconds
-  int max_retries = 2;            // extra attempts on connect errors, 408, 429 and 5xx
+  int max_retries = 4;            // extra attempts on retryable failures (retry.h)
+  double retry_after_cap_s = 120; // a longer Retry-After gives up (api_error)
+  double base_delay_s = 0.5;      // back-off base (retry.h backoff_delay_s)
+  double max_delay_s = 30;        // back-off cap
+  double rpm = 0;                 // requests per minute (0 = unlimited)
+  double tpm = 0;                 // tokens per minute (0 = unlimited)
+  uint64_t jitter_seed = 1;       // seed of the back-off jitter stream
+  Clock* clock = nullptr;         // nullptr = real_clock() (tests pass a fake)
 };
 
-/// POSTs ChatRequest::to_openai_json() to {base_url}/chat/completions. Thread-safe: one
-/// CURL easy handle per call, curl_global_init once.
+/// The parsed fields of a 2xx chat.completion body, classified (issue 6 item 4):
+///   not JSON / no choices[0] / choices[0].message not an object -> false (malformed:
+///     retried, then api_error)
+///   finish_reason "content_filter", or a non-empty message.refusal -> kRefused
+///   content null with finish_reason "length" -> kOk, content "" (truncated: the task
+///     records a parse_error naming the truncation; never a wrong answer)
+///   only tool_calls, or finish_reason null -> kOk with the text there is ("" if none)
+///   content as an array of {"type":"text","text"} parts -> their concatenation
+/// Fills content, finish_reason, served_model, system_fingerprint, usage and logprobs.
+bool parse_openai_body(const std::string& body, ChatResponse& r);
+
+/// POSTs ChatRequest::to_openai_json() to {base_url}/chat/completions. Thread-safe; each
+/// worker thread reuses its own CURL handle (keep-alive).
 ///
 /// Classification (never throws):
-///   transport failure              -> kApiError "connect: <curl error>"
-///   HTTP non-2xx                   -> kApiError "HTTP <code>: <first 200 chars of body>"
-///   2xx, body not JSON or no choices[0].message -> kApiError "malformed response body"
-///   finish_reason "content_filter" -> kRefused
-///   otherwise                      -> kOk (null content -> "")
-/// Retries (minimal): up to max_retries more attempts on transport errors, 408, 429 and
-/// 5xx, after 100 ms then 400 ms (400 ms for any later one); other 4xx are not retried.
+///   transport failure after retries -> kApiError "connect: <curl error> (N attempts)"
+///   HTTP non-2xx (final or after retries) -> kApiError "HTTP <code>: <first 200 chars>"
+///   Retry-After beyond retry_after_cap_s -> kApiError naming the wait and the cap
+///   2xx malformed after retries -> kApiError "malformed response body"
+///   otherwise as parse_openai_body.
+/// Retries follow retry.h (408/409/429/5xx, transport errors, malformed bodies; Retry-After
+/// honoured); a 429 also pauses the whole endpoint (RateLimiter::pause_for).
 /// ChatResponse.attempts counts the attempts made; latency_ms is that of the last one.
-/// Any occurrence of the API key in an error message is replaced by "[redacted]".
+/// Any occurrence of the API key in an error message or body is replaced by "[redacted]".
 class OpenAiBackend final : public Backend {
  public:
   explicit OpenAiBackend(OpenAiOptions options);
@@ -45,9 +73,22 @@ class OpenAiBackend final : public Backend {
  private:
   OpenAiOptions options_;
   std::string base_url_;  // trailing '/' stripped
+  std::vector<std::string> headers_;
+  std::unique_ptr<RateLimiter> limiter_;
+  std::atomic<uint64_t> calls_{0};
+  std::unique_ptr<CurlHandlePool> pool_;
+  EndpointHealth health_;
 };
 
 /// `url` with any "user:pass@" userinfo removed from its authority.
 std::string strip_url_userinfo(const std::string& url);
+
+/// Per-option probabilities of an MCQ answer from the logprobs of the first generated
+/// token (issue 7): `logprobs` is choices[0].logprobs ({"content": [{"token", "logprob",
+/// "top_logprobs": [{"token", "logprob"}, ...]}]}). Tokens are matched to `letters` after
+/// trimming whitespace, so "B" and " B" merge (their probabilities add). A letter absent
+/// from the top list is nullopt (unknown, not zero). Empty map if logprobs is null/malformed.
+std::map<std::string, std::optional<double>> option_probabilities(const nlohmann::json& logprobs,
+                                                                   const std::vector<std::string>& letters);
 
 }  // namespace nf

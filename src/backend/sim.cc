@@ -6,6 +6,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "backend/sim_agent.h"
 #include "util/hash.h"
 #include "util/rng.h"
 #include "util/strings.h"
@@ -291,7 +292,10 @@ ChatResponse SimBackend::complete(const ChatRequest& request) {
 
   ChatResponse resp;
   SimMcqPrompt prompt;
-  if (parse_sim_mcq_prompt(last_user->content, prompt)) {
+  if (auto agent = sim_agent_reply(request, last_user->content, params_.seed, r_template)) {  // backend/sim_agent.h
+    if (!agent->ok()) return api_error(agent->status().message());
+    resp.content = std::move(*agent).value();
+  } else if (parse_sim_mcq_prompt(last_user->content, prompt)) {
     const std::vector<double> p =
         option_probabilities(request.model, prompt.stem, prompt.options, request.temperature, request.top_p);
     size_t chosen = p.size() - 1;

@@ -1,12 +1,23 @@
 #include "backend/sim_server.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <mutex>
+#include <sstream>
 #include <thread>
+#include <unordered_map>
 
+#include <fmt/format.h>
 #include <httplib.h>
+
+#include "util/hash.h"
+#include "util/rng.h"
+#include "util/strings.h"
 
 namespace nf {
 
@@ -22,17 +33,87 @@ void reply_error(httplib::Response& res, int status, const std::string& message)
                   "application/json");
 }
 
+constexpr size_t kServerThreads = 288;
+
+void sleep_ms(double ms) {
+  if (ms > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));
+}
+
 }  // namespace
 
+const std::vector<std::string>& FaultOptions::known_kinds() {
+  static const std::vector<std::string> kinds{"429", "500", "reset", "truncate", "slow"};
+  return kinds;
+}
+
+Result<std::vector<std::string>> FaultOptions::parse_kinds(const std::string& csv) {
+  std::vector<std::string> out;
+  std::stringstream in(csv);
+  std::string k;
+  while (std::getline(in, k, ',')) {
+    k.erase(0, k.find_first_not_of(" \t"));
+    k.erase(k.find_last_not_of(" \t") + 1);
+    if (k.empty()) continue;
+    const auto& known = known_kinds();
+    if (std::find(known.begin(), known.end(), k) == known.end())
+      return InvalidArgument(fmt::format("--fail-kinds: unknown fault kind '{}' (known: 429, 500, reset, truncate, slow){}",
+                                         k, did_you_mean(k, known)));
+    if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
+  }
+  return out;
+}
+
+Status FaultOptions::validate() const {
+  if (!(latency_ms >= 0)) return InvalidArgument(fmt::format("--latency-ms: must be >= 0, got {}", latency_ms));
+  if (!(fail_rate >= 0 && fail_rate <= 1))
+    return InvalidArgument(fmt::format("--fail-rate: must be in [0, 1], got {}", fail_rate));
+  if (fail_rate > 0 && kinds.empty()) return InvalidArgument("--fail-kinds: at least one kind is needed when --fail-rate > 0");
+  if (!(slow_ms >= 0)) return InvalidArgument(fmt::format("slow_ms: must be >= 0, got {}", slow_ms));
+  return Status::Ok();
+}
+
 struct SimServer::Impl {
-  explicit Impl(SimParams params) : sim(params) {}
+  explicit Impl(SimParams params, FaultOptions f) : sim(params), faults(std::move(f)) {}
   SimBackend sim;
+  FaultOptions faults;
+  std::mutex seen_mu;
+  std::unordered_map<uint64_t, uint64_t> seen;  // request-body hash -> times seen
   httplib::Server server;
   std::thread thread;
   int port = 0;
   bool stopped = false;
 
+  // The fault for this request ("" = none), drawn from (seed, body hash, times seen).
+  std::string draw_fault(const std::string& body) {
+    if (faults.fail_rate <= 0 || faults.kinds.empty()) return "";
+    const uint64_t h = fnv1a64(body);
+    uint64_t n;
+    {
+      std::lock_guard<std::mutex> lock(seen_mu);
+      n = seen[h]++;
+    }
+    Rng rng = Rng::stream(faults.seed, {h, n});
+    if (rng.uniform() >= faults.fail_rate) return "";
+    return faults.kinds[rng.uniform_int(faults.kinds.size())];
+  }
+
   void chat(const httplib::Request& req, httplib::Response& res) {
+    sleep_ms(faults.latency_ms);
+    const std::string fault = draw_fault(req.body);
+    if (fault == "429") {
+      res.status = 429;
+      res.set_header("Retry-After", faults.retry_after);
+      res.set_content(dump({{"error", {{"message", "rate limit exceeded (injected fault)"}, {"type", "rate_limit_error"}}}}),
+                      "application/json");
+      return;
+    }
+    if (fault == "500") {
+      res.status = 500;
+      res.set_content(dump({{"error", {{"message", "internal server error (injected fault)"}, {"type", "server_error"}}}}),
+                      "application/json");
+      return;
+    }
+    if (fault == "slow") sleep_ms(faults.slow_ms);
     const nlohmann::json body = nlohmann::json::parse(req.body, nullptr, false);
     if (body.is_discarded()) {
       reply_error(res, 400, "malformed JSON body");
@@ -56,7 +137,19 @@ struct SimServer::Impl {
     }
     out["created"] = static_cast<int64_t>(std::time(nullptr));
     res.status = 200;
-    res.set_content(dump(out), "application/json");
+    std::string text = dump(out);
+    if (fault == "truncate") text.resize(text.size() / 2);
+    if (fault == "reset") {
+      // Promise the whole body, send half, then fail: httplib closes the connection.
+      auto shared = std::make_shared<std::string>(std::move(text));
+      res.set_content_provider(shared->size(), "application/json",
+                               [shared](size_t offset, size_t, httplib::DataSink& sink) {
+                                 if (offset == 0) sink.write(shared->data(), shared->size() / 2);
+                                 return false;
+                               });
+      return;
+    }
+    res.set_content(text, "application/json");
   }
 };
 
@@ -65,15 +158,30 @@ SimServer::SimServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 SimServer::~SimServer() { stop(); }
 
 Result<std::unique_ptr<SimServer>> SimServer::start(SimParams params, int port) {
+  return start(params, port, FaultOptions{0.0, 0.0, {}, "1", 0.0, 1});
+}
+
+Result<std::unique_ptr<SimServer>> SimServer::start(SimParams params, int port, FaultOptions faults) {
   if (port < 0 || port > 65535) return InvalidArgument("serve-sim: port must be in [0, 65535]");
-  auto impl = std::make_unique<Impl>(params);
+  NF_RETURN_IF_ERROR(faults.validate());
+  auto impl = std::make_unique<Impl>(params, std::move(faults));
   Impl* p = impl.get();
   // SO_REUSEADDR only: httplib's default also sets SO_REUSEPORT, which would let a second
   // server silently share a port that is already in use.
   p->server.set_socket_options([](socket_t sock) {
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
   });
+  // httplib serves each keep-alive connection on one pool thread for the connection's
+  // life, so the pool must exceed the clients' concurrency (the runner allows 256 per
+  // subject) or connections queue behind idle ones. httplib takes ownership of the
+  // returned queue (its API requires a raw pointer).
+  p->server.new_task_queue = [] { return new httplib::ThreadPool(kServerThreads); };
+  p->server.set_keep_alive_max_count(100000);
+  // Without TCP_NODELAY a reply written as headers + body waits for the client's delayed
+  // ACK (~40 ms per request on Linux loopback).
+  p->server.set_tcp_nodelay(true);
   auto chat = [p](const httplib::Request& req, httplib::Response& res) { p->chat(req, res); };
   p->server.Post("/v1/chat/completions", chat);
   p->server.Post("/chat/completions", chat);

@@ -23,8 +23,13 @@ int cmd_serve_sim(int argc, char** argv) {
       "(model, messages, seed, temperature, top_p); temperature 0 is exactly deterministic.\n\n"
       "Endpoints: POST /v1/chat/completions, GET /v1/models, GET /health.\n"
       "On start it prints exactly one line: noisefloor serve-sim listening on http://127.0.0.1:PORT/v1\n\n"
+      "Fault injection (rehearse a bad day): --fail-rate F makes a share F of chat requests fail with a\n"
+      "kind drawn from --fail-kinds (429 with Retry-After, 500, reset = connection dropped mid-body,\n"
+      "truncate = cut-off JSON, slow = --slow-ms extra delay); faults depend only on --fault-seed and the\n"
+      "request, so a study sees the same faults at any concurrency.\n\n"
       "Example:\n"
       "  noisefloor serve-sim --port 8089 --seed 7 --parse-error-rate 0.02\n"
+      "  noisefloor serve-sim --fail-rate 0.3 --fail-kinds 429,500,reset,truncate,slow --retry-after 1\n"
       "and in the study file:\n"
       "  subjects:\n"
       "    - name: sim-http\n"
@@ -48,6 +53,18 @@ int cmd_serve_sim(int argc, char** argv) {
   app.add_option("--parse-error-rate", parse_error_rate,
                  "probability in [0, 1] that a reply has no extractable answer letter")
       ->capture_default_str();
+  FaultOptions faults;
+  std::string fail_kinds = "429,500,reset,truncate,slow";
+  app.add_option("--latency-ms", faults.latency_ms, "delay added to every chat request, milliseconds")
+      ->capture_default_str();
+  app.add_option("--fail-rate", faults.fail_rate, "share of chat requests that fail, in [0, 1]")->capture_default_str();
+  app.add_option("--fail-kinds", fail_kinds, "comma-separated fault kinds to draw from: 429,500,reset,truncate,slow")
+      ->capture_default_str();
+  app.add_option("--retry-after", faults.retry_after,
+                 "Retry-After value sent with injected 429s (seconds, or an HTTP date)")
+      ->capture_default_str();
+  app.add_option("--slow-ms", faults.slow_ms, "extra delay of a 'slow' fault, milliseconds")->capture_default_str();
+  app.add_option("--fault-seed", faults.seed, "seed of the fault stream")->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -61,6 +78,17 @@ int cmd_serve_sim(int argc, char** argv) {
     return static_cast<int>(ExitCode::kUsage);
   }
 
+  auto kinds = FaultOptions::parse_kinds(fail_kinds);
+  if (!kinds.ok()) {
+    std::fprintf(stderr, "noisefloor serve-sim: %s\n", kinds.status().message().c_str());
+    return static_cast<int>(ExitCode::kUsage);
+  }
+  faults.kinds = *kinds;
+  if (Status st = faults.validate(); !st.ok()) {
+    std::fprintf(stderr, "noisefloor serve-sim: %s\n", st.message().c_str());
+    return static_cast<int>(ExitCode::kUsage);
+  }
+
   // Block SIGINT/SIGTERM before any server thread exists (threads inherit the mask), then
   // wait for one of them synchronously.
   sigset_t signals;
@@ -69,7 +97,7 @@ int cmd_serve_sim(int argc, char** argv) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  auto server = SimServer::start(*params, port);
+  auto server = SimServer::start(*params, port, faults);
   if (!server.ok()) {
     std::fprintf(stderr, "noisefloor serve-sim: %s\n", server.status().message().c_str());
     return static_cast<int>(exit_code_for(server.status()));

@@ -24,6 +24,7 @@ struct StudyArgs {
   std::string out_dir;
   std::string store_path;
   bool no_cache = false;
+  bool refresh = false;
   bool quiet = false;
   int threads = 0;
   int64_t max_draws = -1;
@@ -35,6 +36,8 @@ void add_study_args(CLI::App& app, StudyArgs& a) {
   app.add_option("--store", a.store_path,
                  "SQLite store (default: the study's `store:`, else <out>/store.sqlite)");
   app.add_flag("--no-cache", a.no_cache, "do not look up the response cache (every draw calls the backend)");
+  app.add_flag("--refresh", a.refresh,
+               "re-run every planned draw, replacing the stored ones (and ignoring the response cache)");
   app.add_flag("--quiet", a.quiet, "no progress line");
   app.add_option("--threads", a.threads, "worker threads (default: the largest subject concurrency)");
   app.add_option("--max-draws", a.max_draws, "stop after this many new draws (for rehearsals; resume later)")
@@ -55,6 +58,7 @@ std::string resolve_store(const StudyArgs& a, const Study& s, const std::string&
 int do_run(const std::string& cmd, const StudyArgs& a, const Study& study, Store& store) {
   RunOptions ro;
   ro.use_cache = !a.no_cache;
+  ro.refresh = a.refresh;
   ro.progress = !a.quiet;
   ro.threads = a.threads;
   ro.max_draws = a.max_draws;
@@ -81,6 +85,42 @@ int do_run(const std::string& cmd, const StudyArgs& a, const Study& study, Store
       return static_cast<int>(ExitCode::kBackendUnavailable);
     }
   }
+  return 0;
+}
+
+// Serving-stack noise control (study key noise_control): prints one line per subject,
+// writes <out>/noise_control.json and records the result in the study record.
+int do_noise_control(const std::string& cmd, const Study& study, Store& store, const std::string& out_dir) {
+  auto nc = run_noise_control(study);
+  if (!nc.ok()) return fail(cmd, nc.status());
+  for (const auto& s : (*nc)["subjects"]) {
+    std::fprintf(stderr,
+                 "%s: noise control %s: greedy requests x%d over %lld items: distinct completions per item max %lld "
+                 "serially, %lld under load (%lld / %lld items nondeterministic; %lld api errors)\n",
+                 cmd.c_str(), s["subject"].get<std::string>().c_str(), study.noise_control.requests,
+                 static_cast<long long>((*nc)["items"].get<int64_t>()),
+                 static_cast<long long>(s["serial_distinct_max"].get<int64_t>()),
+                 static_cast<long long>(s["concurrent_distinct_max"].get<int64_t>()),
+                 static_cast<long long>(s["serial_nondeterministic_items"].get<int64_t>()),
+                 static_cast<long long>(s["concurrent_nondeterministic_items"].get<int64_t>()),
+                 static_cast<long long>(s["api_errors"].get<int64_t>()));
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  {
+    FILE* f = std::fopen((out_dir + "/noise_control.json").c_str(), "w");
+    if (f == nullptr) return fail(cmd, DataLoss("cannot write " + out_dir + "/noise_control.json"));
+    const std::string text = nc->dump(2) + "\n";
+    std::fwrite(text.data(), 1, text.size(), f);
+    std::fclose(f);
+  }
+  auto rec = store.get_study();
+  if (rec.ok()) {
+    rec->spec["noise_control"] = *nc;
+    auto put = store.put_study(*rec);
+    if (!put.ok()) return fail(cmd, put.status());
+  }
+  std::fprintf(stderr, "%s: wrote %s/noise_control.json\n", cmd.c_str(), out_dir.c_str());
   return 0;
 }
 
@@ -126,6 +166,10 @@ int study_command(const std::string& cmd, int argc, char** argv, bool run, bool 
   if (run) {
     const int rc = do_run(cmd, a, *study, **store);
     if (rc != 0) return rc;
+    if (study->noise_control.enabled) {
+      const int nrc = do_noise_control(cmd, *study, **store, out);
+      if (nrc != 0) return nrc;
+    }
   }
   if (analyze) return do_analyze(cmd, **store, out, analyze_options_for(*study));
   return 0;

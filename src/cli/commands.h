@@ -17,6 +17,7 @@ int cmd_import(int argc, char** argv);
 int cmd_serve_sim(int argc, char** argv);
 int cmd_stats(int argc, char** argv);
 int cmd_export(int argc, char** argv);
+int cmd_plan(int argc, char** argv);  // cmd_plan.cc: signed McNemar power by simulation (seed 000 S12)
 
 /// One `noisefloor stats TEST` entry (cmd_stats.cc dispatches over the registry).
 struct StatsTest {

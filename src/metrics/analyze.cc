@@ -1,10 +1,12 @@
 #include "metrics/analyze.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
 #include <fmt/format.h>
 
+#include "metrics/fairness.h"
 #include "metrics/human_validity.h"
 #include "metrics/judge_panel.h"
 #include "metrics/mcq_robustness.h"
@@ -89,17 +91,27 @@ Result<nlohmann::json> analyze_store(Store& store, const AnalyzeOptions& options
       analyses.push_back({"floor", nlohmann::json::object()});
       analyses.push_back({"majority_floor", {{"vote_sizes", {3}}}});
     }
-    if (n_judgments > 0) analyses.push_back({"judge_panel", nlohmann::json::object()});
-    if (n_judgments > 0 && !human_labels.empty()) analyses.push_back({"human_validity", nlohmann::json::object()});
+
     if (conditions.count("none") || conditions.count("shuffle") || conditions.count("remove_answer") ||
         conditions.count("remove_context"))
       analyses.push_back({"mcq_robustness", nlohmann::json::object()});
+    if (conditions.count("ref_white_man_private")) analyses.push_back({"fairness", nlohmann::json::object()});
   }
 
+  // The judge analyses run whenever the store holds their data, unless the command line
+  // chose the analyses explicitly.
+  if (options.analyses.empty()) {
+    auto listed = [&](const char* name) {
+      return std::any_of(analyses.begin(), analyses.end(), [&](const AnalysisSpec& a) { return a.name == name; });
+    };
+    if (n_judgments > 0 && !listed("judge_panel")) analyses.push_back({"judge_panel", nlohmann::json::object()});
+    if (n_judgments > 0 && !human_labels.empty() && !listed("human_validity"))
+      analyses.push_back({"human_validity", nlohmann::json::object()});
+  }
   NF_ASSIGN_OR_RETURN(auto rows, store.outcome_rows(options.include_cached));
   results["analyses"] = nlohmann::json::object();
   const std::vector<std::string> known = {"floor", "majority_floor", "mcq_robustness", "judge_panel",
-                                         "human_validity"};
+                                         "human_validity", "fairness"};
   for (const auto& a : analyses) {
     if (a.name == "floor") {
       NF_ASSIGN_OR_RETURN(auto fr, compute_floor(rows, 1, options.bootstrap));
@@ -200,6 +212,28 @@ Result<nlohmann::json> analyze_store(Store& store, const AnalyzeOptions& options
         j.update(r);
       }
       results["analyses"][a.name] = j;
+    } else if (a.name == "fairness") {  // metrics/fairness.h (seed 000 §III.B, §IV, S2, S3, S8, S10, S12)
+      nlohmann::json opts = a.options.is_object() ? a.options : nlohmann::json::object();
+      if (!opts.contains("registry") && study.ok() && study->spec.contains("dataset") &&
+          study->spec["dataset"].value("format", "") == "vignettes")
+        opts["registry"] = study->spec["dataset"].value("path", "");
+      NF_ASSIGN_OR_RETURN(auto fo, FairnessOptions::from_json(opts));
+      NF_ASSIGN_OR_RETURN(auto fr, compute_fairness(rows, fo, options.bootstrap));
+      nlohmann::json j;
+      j["method"] =
+          "per-action floors on the reference condition with vignette-cluster bootstrap CIs; flip rate per contrast "
+          "and action over every reference x condition replicate pair beside the floor (its expectation under no "
+          "effect); signed exact McNemar with one draw per case; BH across non-control contrasts; credible only above "
+          "the largest control arm; signed action-rate disparity with a vignette-cluster bootstrap CI";
+      j["source"] = "seed 000 §III.B, §IV, S2, S3, S8, S10, S12";
+      j["bootstrap"] = bootstrap_json(options.bootstrap);
+      j["rows"] = nlohmann::json::array();
+      for (const auto& r : fr) j["rows"].push_back(fairness_result_to_json(r));
+      j["descriptors"] = nlohmann::json::array();
+      if (!fo.registry.empty()) {
+        NF_ASSIGN_OR_RETURN(j["descriptors"], descriptor_lengths(fo.registry));
+      }
+      results["analyses"]["fairness"] = j;
     } else {
       return InvalidArgument(fmt::format("analyses: unknown analysis '{}'{}", a.name, did_you_mean(a.name, known)));
     }

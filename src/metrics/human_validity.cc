@@ -128,12 +128,12 @@ Result<json> human_validity_analysis(const PanelData& panel, const std::vector<H
   out["raters"] = json::array();
   for (size_t r = 0; r <= R; ++r) {
     auto [rate, n] = rate_of(*ref_col[r], all);
-    out["raters"].push_back({{"rater", refs[r]}, {"n", n}, {"rate", num(rate)}});
+    out["raters"].push_back({{"rater", refs[r]}, {"n", static_cast<int64_t>(n)}, {"rate", num(rate)}});
   }
   out["judge_rates"] = json::array();
   for (size_t j = 0; j < J; ++j) {
     auto [rate, n] = rate_of(judge_col[j], all);
-    out["judge_rates"].push_back({{"judge", panel.judges[j]}, {"n", n}, {"rate", num(rate)}});
+    out["judge_rates"].push_back({{"judge", panel.judges[j]}, {"n", static_cast<int64_t>(n)}, {"rate", num(rate)}});
   }
 
   // Fleiss across raters.
@@ -202,7 +202,7 @@ Result<json> human_validity_analysis(const PanelData& panel, const std::vector<H
         sr += static_cast<double>(*(*ref_col[r])[i]);
         ++n;
       }
-      json row = {{"judge", panel.judges[j]}, {"reference", refs[r]}, {"n", n}};
+      json row = {{"judge", panel.judges[j]}, {"reference", refs[r]}, {"n", static_cast<int64_t>(n)}};
       if (n > 0) {
         row["judge_rate"] = sj / n;
         row["reference_rate"] = sr / n;

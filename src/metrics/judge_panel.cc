@@ -181,7 +181,8 @@ Result<json> judge_panel_analysis(const PanelData& p, const JudgePanelOptions& o
       }
       rates.push_back(row);
     }
-    rates.push_back({{"judge", p.judges[j]}, {"subject", "all"}, {"n", n_all}, {"appropriate", yes_all},
+    rates.push_back({{"judge", p.judges[j]}, {"subject", "all"}, {"n", static_cast<int64_t>(n_all)},
+                     {"appropriate", static_cast<int64_t>(yes_all)},
                      {"rate", n_all > 0 ? json(yes_all / n_all) : json(nullptr)}});
   }
   out["rates"] = rates;
@@ -367,9 +368,15 @@ Result<json> judge_panel_analysis(const PanelData& p, const JudgePanelOptions& o
                            {"same_provider"});
         return f.ok() ? f->beta(f->beta.size() - 1) : kNaN;
       };
-      NF_ASSIGN_OR_RETURN(auto pr, stats::permutation_test_exact(S, stat));
-      pj = {{"statistic", "shared same_provider coefficient"}, {"observed", pr.observed}, {"p", pr.p_value},
-            {"at_least", pr.at_least}, {"total", pr.total}, {"exact", pr.exact}};
+      // A permutation whose model cannot be fitted (e.g. separation) counts as not at least
+      // as extreme (its statistic is NaN); an unfittable observed model skips the test.
+      auto pr = stats::permutation_test_exact(S, stat);
+      if (pr.ok()) {
+        pj = {{"statistic", "shared same_provider coefficient"}, {"observed", pr->observed}, {"p", pr->p_value},
+              {"at_least", pr->at_least}, {"total", pr->total}, {"exact", pr->exact}};
+      } else {
+        pj["note"] = "permutation test not run: " + pr.status().message();
+      }
     }
     out["permutation"] = pj;
   }

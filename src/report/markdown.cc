@@ -47,6 +47,225 @@ void floor_table(std::string& md, const nlohmann::json& rows, bool majority) {
   }
 }
 
+// "0.123 [0.050, 0.200]" from an object with estimate/coef and low/high.
+std::string est_ci(const nlohmann::json& o, const char* est = "estimate", int digits = 2) {
+  if (!o.is_object() || !o.contains(est)) return "n/a";
+  std::string s = num(o[est], digits);
+  if (o.contains("low") && !o["low"].is_null())
+    s += fmt::format(" [{}, {}]", num(o["low"], digits), num(o["high"], digits));
+  return s;
+}
+
+std::string bootstrap_line(const nlohmann::json& b) {
+  if (!b.is_object()) return "";
+  return fmt::format("Bootstrap CIs: percentile, {} resamples of the {} prompts as clusters (a prompt drawn twice "
+                     "counts twice), seed {}, level {}; reproducible from the seed.\n\n",
+                     num(b["resamples"]), num(b["clusters"]), num(b["seed"]), num(b["level"], 2));
+}
+
+void judge_panel_section(std::string& md, const nlohmann::json& f) {
+  md += "## Judge panel reliability\n\n";
+  md += "Every judge re-scores the same answers; the rates are the share of votes calling the answer appropriate ("
+        + f.value("source", "") + "). Parse errors and judge API failures are never votes.\n\n";
+  if (f.contains("skipped")) {
+    md += "Skipped: " + f["skipped"].get<std::string>() + "\n\n";
+    return;
+  }
+  md += bootstrap_line(f["bootstrap"]);
+  md += fmt::format("Votes: {} (not votes: {}).\n\n", num(f["votes"]), num(f["not_votes"]));
+  // Table 4: subjects x judges.
+  md += "### Appropriate-response rate by judge (rows = subject, columns = judge)\n\n| subject |";
+  std::string sep = "|---|";
+  for (const auto& j : f["judges"]) {
+    md += " " + esc(j["judge"].get<std::string>()) + " |";
+    sep += "---|";
+  }
+  md += "\n" + sep + "\n";
+  auto cell = [&](const std::string& judge, const std::string& subject) {
+    for (const auto& r : f["rates"])
+      if (r["judge"] == judge && r["subject"] == subject)
+        return fmt::format("{} ({}/{})", num(r["rate"]), num(r["appropriate"]), num(r["n"]));
+    return std::string("n/a");
+  };
+  std::vector<std::string> subjects;
+  for (const auto& s : f["subjects"]) subjects.push_back(s["subject"].get<std::string>());
+  subjects.push_back("all");
+  for (const auto& s : subjects) {
+    md += "| " + esc(s) + " |";
+    for (const auto& j : f["judges"]) md += " " + cell(j["judge"].get<std::string>(), s) + " |";
+    md += "\n";
+  }
+  const auto& fl = f["fleiss"];
+  md += fmt::format("\nFleiss kappa over the {} answers rated by every judge: {} (mean pairwise agreement {}).\n\n",
+                    num(fl["complete_units"]), est_ci(fl, "kappa", 3), num(fl.value("mean_pairwise_agreement",
+                                                                                      nlohmann::json()), 2));
+  md += "### Same-provider association\n\nRaw gap = own-provider judge's rate minus the mean of the other judges; "
+        "DiD nets out the own judge's leniency on the other subjects.\n\n"
+        "| subject | own judge | own rate | peer mean | raw gap | DiD |\n|---|---|---|---|---|---|\n";
+  for (const auto& r : f["self_preference"])
+    md += fmt::format("| {} | {} | {} | {} | {:+.3f} | {:+.3f} |\n", esc(r["subject"].get<std::string>()),
+                      esc(r["own_judge"].get<std::string>()), num(r["own_rate"]), num(r["peer_rate"]),
+                      r["raw_gap"].is_number() ? r["raw_gap"].get<double>() : 0.0,
+                      r["did"].is_number() ? r["did"].get<double>() : 0.0);
+  md += "\nVote-level logistic regression, " + f["logistic"].value("formula", "") +
+        " (log-odds, prompt-clustered bootstrap CI):\n\n| model | term | coefficient [CI] | SE |\n|---|---|---|---|\n";
+  for (const auto& m : f["logistic"]["models"]) {
+    if (m.contains("error")) {
+      md += fmt::format("| {} | — | not fitted: {} | |\n", m["model"].get<std::string>(),
+                        esc(m["error"].get<std::string>()));
+      continue;
+    }
+    for (const auto& t : m["terms"])
+      md += fmt::format("| {} | {} | {} | {} |\n", m["model"].get<std::string>(), esc(t["term"].get<std::string>()),
+                        est_ci(t, "coef", 3), num(t["se"]));
+  }
+  const auto& p = f["permutation"];
+  if (p.contains("p"))
+    md += fmt::format("\nExact permutation test over all {} bijections of own judges to subjects: p = {} ({} at least "
+                      "as extreme).\n\n", num(p["total"]), num(p["p"], 4), num(p["at_least"]));
+  else if (p.contains("note"))
+    md += "\nPermutation test: " + p["note"].get<std::string>() + "\n\n";
+  md += "### Evaluator dependence\n\nInappropriate-confident rate (1 − appropriate): own judge alone, full panel "
+        "(mean of judges), and leave-own-provider-out (a sensitivity analysis, not a common scale).\n\n"
+        "| subject | own judge | full panel | leave own provider out | P(best) | P(worst) |\n|---|---|---|---|---|---|\n";
+  for (const auto& r : f["leave_own_provider_out"]) {
+    std::string pb = "n/a", pw = "n/a";
+    for (const auto& q : f["rank_probability"]["rows"])
+      if (q["subject"] == r["subject"]) {
+        pb = num(q["p_first"], 2);
+        pw = num(q["p_last"], 2);
+      }
+    md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", esc(r["subject"].get<std::string>()),
+                      num(r.value("own_judge_inappropriate", nlohmann::json())), num(r["panel_inappropriate"]),
+                      num(r["leave_own_provider_out_inappropriate"]), pb, pw);
+  }
+  const auto& l = f["leave_one_judge_out"];
+  md += "\nLeave-one-judge-out: the ranking (best first) is ";
+  md += l.value("same_ranking_under_every_deletion", false) ? "the same under every single-judge deletion"
+                                                            : "NOT the same under every single-judge deletion";
+  md += ". Full panel: ";
+  for (size_t i = 0; i < l["full_ranking"].size(); ++i)
+    md += (i ? " < " : "") + l["full_ranking"][i].get<std::string>();
+  md += ".\n\n";
+}
+
+void human_validity_section(std::string& md, const nlohmann::json& f) {
+  md += "## Judges against human raters\n\n";
+  md += "Human raters and the judge panel on the same answers (" + f.value("source", "") +
+        "). Consensus = strict majority of the raters.\n\n";
+  if (f.contains("skipped")) {
+    md += "Skipped: " + f["skipped"].get<std::string>() + "\n\n";
+    return;
+  }
+  md += bootstrap_line(f["bootstrap"]);
+  md += fmt::format("{} answers. Rater appropriate rates: ", num(f["units"]));
+  for (size_t i = 0; i < f["raters"].size(); ++i)
+    md += fmt::format("{}{} {}", i ? ", " : "", esc(f["raters"][i]["rater"].get<std::string>()),
+                      num(f["raters"][i]["rate"], 2));
+  md += fmt::format(". Fleiss kappa across raters: {}.\n\n", est_ci(f["fleiss"], "kappa"));
+  md += "### Pairwise rater agreement\n\n| pair | raw | Cohen kappa [CI] | Gwet AC1 [CI] |\n|---|---|---|---|\n";
+  for (const auto& p : f["pairs"])
+    md += fmt::format("| {} ↔ {} | {} | {} | {} |\n", esc(p["a"].get<std::string>()), esc(p["b"].get<std::string>()),
+                      num(p["raw"]["estimate"], 2), est_ci(p["cohen_kappa"]), est_ci(p["gwet_ac1"]));
+  md += "\n### Judge minus rater (paired; positive = judge more lenient)\n\n| judge | reference | judge rate | "
+        "reference rate | difference [CI] |\n|---|---|---|---|---|\n";
+  for (const auto& r : f["judge_minus_rater"])
+    md += fmt::format("| {} | {} | {} | {} | {} |\n", esc(r["judge"].get<std::string>()),
+                      esc(r["reference"].get<std::string>()), num(r.value("judge_rate", nlohmann::json()), 2),
+                      num(r.value("reference_rate", nlohmann::json()), 2), est_ci(r, "difference"));
+  md += "\n### Aggregation rules against each rater\n\nFL = false-lenient (rule appropriate, rater not); FS = "
+        "false-strict.\n\n| rule | reference | kappa [CI] | FL | FS |\n|---|---|---|---|---|\n";
+  for (const auto& r : f["aggregation"])
+    md += fmt::format("| {} | {} | {} | {} | {} |\n", esc(r["rule"].get<std::string>()),
+                      esc(r["reference"].get<std::string>()), est_ci(r["kappa"]), num(r["false_lenient"]),
+                      num(r["false_strict"]));
+  md += "\n### Panel vote-count calibration (answers with every judge's vote)\n\n| appropriate votes | n |";
+  std::string sep = "|---|---|";
+  std::vector<std::string> refs;
+  for (const auto& r : f["raters"]) {
+    refs.push_back(r["rater"].get<std::string>());
+    md += " " + esc(refs.back()) + " |";
+    sep += "---|";
+  }
+  md += "\n" + sep + "\n";
+  for (const auto& c : f["calibration"]) {
+    md += fmt::format("| {}/{} | {} |", num(c["appropriate_votes"]), num(c["of"]), num(c["n"]));
+    for (const auto& r : refs) md += " " + num(c["rates"].value(r, nlohmann::json()), 2) + " |";
+    md += "\n";
+  }
+  md += "\n### Strata (item metadata, e.g. the perturbation audit)\n\n| stratum | n | judge inappropriate |";
+  sep = "|---|---|---|";
+  for (const auto& r : refs) {
+    md += " " + esc(r) + " |";
+    sep += "---|";
+  }
+  md += " panel − consensus |\n" + sep + "---|\n";
+  for (const auto& s : f["strata"]) {
+    md += fmt::format("| {} | {} | {} |", esc(s["stratum"].get<std::string>()), num(s["n"]),
+                      num(s["judge_inappropriate"], 2));
+    for (const auto& r : refs) md += " " + num(s["rates"].value(r, nlohmann::json()), 2) + " |";
+    md += " " + num(s["panel_minus_consensus"], 2) + " |\n";
+  }
+  md += "\n";
+}
+
+// The fairness audit (metrics/fairness.h; seed 000 §III.B, §IV, S2, S8, S10, S12).
+void fairness_section(std::string& md, const nlohmann::json& f) {
+  md += "## Fairness audit: descriptor flips read against the floor\n\n";
+  md += "Per-action instability floors on the reference condition (vignette-cluster bootstrap CIs), then each "
+        "descriptor contrast's flip rate beside its action's floor: under no effect the expected flip rate IS the "
+        "floor. Signed exact McNemar uses one draw per case; q = Benjamini-Hochberg over the non-control contrasts; "
+        "a contrast is credible only above the largest control arm (" + f.value("source", "") + ").\n\n";
+  for (const auto& r : f["rows"]) {
+    md += fmt::format("### {} / {} (reference `{}`, {} vignettes)\n\n", esc(r.value("subject", "")),
+                      esc(r.value("config", "")), r.value("reference", ""), num(r["vignettes"]));
+    md += "| action | discordant / comparisons | floor | 95% CI | unanimous cells | prevalence-normalised | vignettes for "
+          "25 discordant pairs |\n|---|---|---|---|---|---|---|\n";
+    for (const auto& a : r["floors"])
+      md += fmt::format("| {} | {}/{} | {} | {} | {}/{} | {} | {} |\n", a.value("action", ""), num(a["discordant"]),
+                        num(a["comparisons"]), num(a["rate"]), ci(a), num(a["unanimous_cells"]), num(a["cells"]),
+                        num(a["normalised_ratio"]), num(a["vignettes_needed"]));
+    if (r["paired_difference"].is_object()) {
+      const auto& p = r["paired_difference"];
+      md += fmt::format("\nPaired difference {} - {}: ({} - {})/{} = {} {} (vignette-cluster bootstrap).\n",
+                        p.value("a", ""), p.value("b", ""), num(p["discordant_a"]), num(p["discordant_b"]),
+                        num(p["comparisons"]), num(p["difference"]), ci(p));
+    }
+    if (!r["subsample"].empty()) {
+      md += "\nSubsampling curve (pooled floor over the first K vignettes of the order): ";
+      std::string pts;
+      for (const auto& k : r["subsample"])
+        pts += fmt::format("{}K = {}: {}/{} = {}", pts.empty() ? "" : "; ", num(k["k"]), num(k["discordant"]),
+                           num(k["comparisons"]), num(k["rate"]));
+      md += pts + ".\n";
+    }
+    for (const auto& m : r["majority"])
+      if (m.value("action", "") == "pooled")
+        md += fmt::format("\nMajority vote over R' = {} draws: residual pooled floor {}/{} = {}.\n", num(m["vote_size"]),
+                          num(m["discordant"]), num(m["comparisons"]), num(m["rate"]));
+    if (!r["flips"].empty()) {
+      md += "\n| condition | action | flip rate | 95% CI | floor (expected, no effect) | b | c | p | q | disparity | "
+            "95% CI | largest control | reading |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+      for (const auto& x : r["flips"])
+        md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                          x.value("condition", ""), x.value("action", ""), num(x["flip_rate"]),
+                          ci(x, "flip_low", "flip_high"), num(x["floor"]), num(x["b"]), num(x["c"]),
+                          num(x["p_value"], 4), num(x["q_value"], 4), num(x["disparity"]),
+                          ci(x, "disparity_low", "disparity_high"), num(x["control_max"]), x.value("reading", ""));
+    }
+    if (r["within_range_note"].is_string()) md += "\n> " + r["within_range_note"].get<std::string>() + "\n";
+    md += "\n";
+  }
+  if (f.contains("descriptors") && !f["descriptors"].empty()) {
+    md += "Descriptor conditions (exact strings; lengths differ because phrasing cannot be perfectly equalised):\n\n"
+          "| condition | descriptor | characters | words |\n|---|---|---|---|\n";
+    for (const auto& d : f["descriptors"])
+      md += fmt::format("| {} | {} | {} | {} |\n", d.value("id", ""), esc(d.value("descriptor", "")), num(d["chars"]),
+                        num(d["words"]));
+    md += "\n";
+  }
+}
+
 }  // namespace
 
 std::string render_markdown(const nlohmann::json& results) {
@@ -114,6 +333,9 @@ std::string render_markdown(const nlohmann::json& results) {
     }
     md += "\n";
   }
+  if (an.contains("judge_panel")) judge_panel_section(md, an["judge_panel"]);
+  if (an.contains("human_validity")) human_validity_section(md, an["human_validity"]);
+  if (an.contains("fairness")) fairness_section(md, an["fairness"]);
   md += "---\nMachine-readable results: `results.json` (schema in docs/results.md).\n";
   return md;
 }

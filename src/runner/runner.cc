@@ -7,14 +7,19 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "backend/anthropic.h"
 #include "backend/openai.h"
 #include "backend/sim.h"
 #include "data/medqa.h"
+#include "data/vignettes.h"
 #include "task/mcq_task.h"
+#include "task/vignette_task.h"
+#include "util/file.h"
 #include "util/hash.h"
 
 namespace nf {
@@ -49,10 +54,16 @@ Result<std::unique_ptr<Backend>> make_backend(const SubjectSpec& subject) {
     if (!params.ok()) return params.status().with_context(fmt::format("subject '{}': sim", subject.name));
     return std::unique_ptr<Backend>(std::make_unique<SimBackend>(*params));
   }
-  if (subject.backend == "openai") {
+  if (subject.backend == "openai" || subject.backend == "anthropic") {
     OpenAiOptions o;
     o.base_url = subject.base_url;
     o.timeout_s = subject.timeout_s;
+    o.connect_timeout_s = subject.connect_timeout_s;
+    o.max_retries = subject.max_retries;
+    o.retry_after_cap_s = subject.retry_after_cap_s;
+    o.rpm = subject.rpm;
+    o.tpm = subject.tpm;
+    o.jitter_seed = fnv1a64(subject.name);
     if (!subject.api_key_env.empty()) {
       const char* key = std::getenv(subject.api_key_env.c_str());
       if (key == nullptr)
@@ -60,10 +71,11 @@ Result<std::unique_ptr<Backend>> make_backend(const SubjectSpec& subject) {
                                            subject.name, subject.api_key_env));
       o.api_key = key;
     }
+    if (subject.backend == "anthropic") return std::unique_ptr<Backend>(std::make_unique<AnthropicBackend>(o));
     return std::unique_ptr<Backend>(std::make_unique<OpenAiBackend>(o));
   }
-  return InvalidArgument(fmt::format("subject '{}': unknown backend '{}' (expected sim or openai)", subject.name,
-                                     subject.backend));
+  return InvalidArgument(fmt::format("subject '{}': unknown backend '{}' (expected sim, openai or anthropic)",
+                                     subject.name, subject.backend));
 }
 
 nlohmann::json study_to_json(const Study& s) {
@@ -77,10 +89,18 @@ nlohmann::json study_to_json(const Study& s) {
     j["subjects"].push_back({{"name", sub.name},
                              {"backend", sub.backend},
                              {"model", sub.model},
-                             {"base_url", sub.base_url},
+                             {"base_url", strip_url_userinfo(sub.base_url)},
                              {"api_key_env", sub.api_key_env},
                              {"sim", sub.sim},
-                             {"extra_body", sub.extra_body}});
+                             {"extra_body", sub.extra_body},
+                             {"concurrency", sub.concurrency},
+                             {"timeout_s", sub.timeout_s},
+                             {"connect_timeout_s", sub.connect_timeout_s},
+                             {"max_retries", sub.max_retries},
+                             {"retry_after_cap_s", sub.retry_after_cap_s},
+                             {"rpm", sub.rpm},
+                             {"tpm", sub.tpm},
+                             {"logprobs", sub.logprobs}});
   }
   j["conditions"] = s.conditions;
   j["configs"] = nlohmann::json::array();
@@ -92,13 +112,72 @@ nlohmann::json study_to_json(const Study& s) {
   return j;
 }
 
+nlohmann::json effective_extra_body(const SubjectSpec& subject) {
+  nlohmann::json body = subject.extra_body.is_object() ? subject.extra_body : nlohmann::json::object();
+  if (subject.backend == "openai" && subject.logprobs > 0) {
+    body["logprobs"] = true;
+    body["top_logprobs"] = subject.logprobs;
+  }
+  return body;
+}
+
+namespace {
+
+// `git -C dir rev-parse HEAD`, or "" outside a work tree (or without git).
+std::string git_commit_of(const std::string& dir) {
+  const std::string cmd = "git -C '" + dir + "' rev-parse HEAD 2>/dev/null";
+  if (dir.find('\'') != std::string::npos) return "";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return "";
+  char buf[128] = {0};
+  std::string out;
+  while (std::fgets(buf, sizeof buf, p) != nullptr) out += buf;
+  pclose(p);
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  return out.size() == 40 ? out : "";
+}
+
+}  // namespace
+
+nlohmann::json provenance_card(const Study& study) {
+  nlohmann::json card;
+  card["tool"] = "noisefloor";
+  card["tool_version"] = NOISEFLOOR_VERSION;
+  card["study_sha256"] = sha256_hex(study.source_text);
+  std::string dir = study.source_path;
+  const size_t slash = dir.rfind('/');
+  dir = slash == std::string::npos ? "." : dir.substr(0, slash);
+  const std::string commit = git_commit_of(dir.empty() ? "/" : dir);
+  card["study_git_commit"] = commit.empty() ? nlohmann::json(nullptr) : nlohmann::json(commit);
+  auto data = read_file(study.dataset.path);
+  card["datasets"] = nlohmann::json::array(
+      {{{"path", study.dataset.path}, {"sha256", data.ok() ? nlohmann::json(sha256_hex(*data)) : nlohmann::json(nullptr)}}});
+  card["backends"] = nlohmann::json::array();
+  for (const auto& sub : study.subjects) {
+    card["backends"].push_back({{"subject", sub.name},
+                                {"backend", sub.backend},
+                                {"url", sub.base_url.empty() ? nlohmann::json(nullptr)
+                                                             : nlohmann::json(strip_url_userinfo(sub.base_url))}});
+  }
+  return card;
+}
+
 Result<std::unique_ptr<Task>> make_task(const Study& study) {
   if (study.task == "mcq") {
     NF_ASSIGN_OR_RETURN(auto items, read_medqa_jsonl(study.dataset.path, study.dataset.limit, study.dataset.id_field,
                                                      study.dataset.cluster_field));
     return std::unique_ptr<Task>(std::make_unique<McqTask>(std::move(items)));
   }
-  return InvalidArgument(fmt::format("task: unknown task '{}' (expected mcq)", study.task));
+  if (study.task == "vignette_agent") {  // seed 000 §III.A: task/vignette_task.h
+    if (study.dataset.format != "vignettes")
+      return InvalidArgument(fmt::format("task vignette_agent: dataset.format must be 'vignettes', got '{}'", study.dataset.format));
+    NF_ASSIGN_OR_RETURN(auto set, read_vignettes_json(study.dataset.path));
+    if (study.dataset.limit > 0 && static_cast<size_t>(study.dataset.limit) < set.vignettes.size())
+      set.vignettes.resize(static_cast<size_t>(study.dataset.limit));
+    NF_ASSIGN_OR_RETURN(auto task, VignetteTask::create(std::move(set)));
+    return std::unique_ptr<Task>(std::move(task));
+  }
+  return InvalidArgument(fmt::format("task: unknown task '{}' (expected mcq or vignette_agent)", study.task));
 }
 
 namespace {
@@ -108,7 +187,8 @@ nlohmann::json response_to_json(const ChatResponse& r) {
           {"finish_reason", r.finish_reason},       {"served_model", r.served_model},
           {"system_fingerprint", r.system_fingerprint}, {"prompt_tokens", r.prompt_tokens},
           {"completion_tokens", r.completion_tokens}, {"latency_ms", r.latency_ms},
-          {"http_status", r.http_status},           {"raw_body", r.raw_body}};
+          {"http_status", r.http_status},           {"raw_body", r.raw_body},
+          {"headers", r.headers},                   {"logprobs", r.logprobs}};
 }
 
 ChatResponse response_from_json(const nlohmann::json& j) {
@@ -123,6 +203,12 @@ ChatResponse response_from_json(const nlohmann::json& j) {
   r.latency_ms = j.value("latency_ms", 0.0);
   r.http_status = j.value("http_status", 0);
   r.raw_body = j.value("raw_body", "");
+  if (auto h = j.find("headers"); h != j.end() && h->is_object()) {
+    for (const auto& [k, v] : h->items())
+      if (v.is_string()) r.headers[k] = v.get<std::string>();
+  }
+  if (auto l = j.find("logprobs"); l != j.end()) r.logprobs = *l;
+  r.attempts = 0;  // no call was made
   return r;
 }
 
@@ -151,6 +237,7 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
   NF_RETURN_IF_ERROR(task->prepare(study.conditions, study.seed));
 
   StudyRecord rec{study.name, sha256_hex(study.source_text), static_cast<int64_t>(study.seed), study_to_json(study)};
+  rec.spec["provenance"] = provenance_card(study);
   NF_ASSIGN_OR_RETURN(auto prev_hash, store.put_study(rec));
   if (!prev_hash.empty() && prev_hash != rec.hash && options.progress)
     std::fprintf(stderr, "note: the study file changed since this store was last written; resuming by draw key\n");
@@ -163,10 +250,13 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
   const auto plan = plan_draws(study, items, configs);
   NF_ASSIGN_OR_RETURN(auto done, store.finished_keys());
   std::vector<const PlannedDraw*> todo;
+  const bool use_cache = options.use_cache && !options.refresh;
+  std::vector<nlohmann::json> extra_bodies;
+  for (const auto& sub : study.subjects) extra_bodies.push_back(effective_extra_body(sub));
   RunSummary sum;
   sum.planned = static_cast<int64_t>(plan.size());
   for (const auto& p : plan) {
-    if (done.count(p.key.to_string())) ++sum.already_done;
+    if (!options.refresh && done.count(p.key.to_string())) ++sum.already_done;
     else todo.push_back(&p);
   }
 
@@ -198,13 +288,13 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
       const SubjectSpec& subject = study.subjects[p.subject_index];
       Backend& backend = *backends[p.subject_index];
       DrawContext ctx{p.key, configs[p.config_index], subject.model, request_seed(configs[p.config_index], p.key.replicate),
-                      subject.extra_body};
+                      extra_bodies[p.subject_index]};
       int call_index = 0;
       int64_t cached_calls = 0;
       const CallFn call = [&](const ChatRequest& req) {
         const nlohmann::json body = req.to_openai_json();
         const std::string ckey = cache_key(backend.identity(), body, p.key) + ":" + std::to_string(call_index++);
-        if (options.use_cache) {
+        if (use_cache) {
           auto hit = store.cache_get(ckey);
           if (hit.ok() && hit->has_value()) {
             ++cached_calls;
@@ -212,7 +302,7 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
           }
         }
         ChatResponse resp = backend.complete(req);
-        if (options.use_cache && resp.kind == ResponseKind::kOk)
+        if (options.use_cache && resp.kind == ResponseKind::kOk)  // --refresh rewrites the cache
           (void)store.cache_put(ckey, response_to_json(resp));  // best effort: the draw is what counts
         return resp;
       };
@@ -225,6 +315,24 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
       d.request = res.request;
       d.extra = {{"condition", res.detail}, {"backend", backend.identity()}, {"calls", res.calls}};
       if (res.calls > 1) d.extra["transcript"] = res.transcript;
+      // Provenance (issue 6 item 8): what was actually sent and what the server said.
+      if (!res.response.headers.empty()) d.extra["headers"] = res.response.headers;
+      if (res.request.is_object()) {
+        nlohmann::json sent = nlohmann::json::object();
+        for (const char* k : {"temperature", "top_p", "seed", "max_tokens", "logprobs", "top_logprobs"})
+          if (res.request.contains(k)) sent[k] = res.request[k];
+        d.extra["decoding_sent"] = sent;
+      }
+      if (!res.response.logprobs.is_null()) {
+        std::vector<std::string> letters;
+        const auto& data = items[p.item_index].data;
+        if (data.contains("options") && data["options"].is_object())
+          for (auto it = data["options"].begin(); it != data["options"].end(); ++it) letters.push_back(it.key());
+        nlohmann::json probs = nlohmann::json::object();
+        for (const auto& [letter, prob] : option_probabilities(res.response.logprobs, letters))
+          probs[letter] = prob ? nlohmann::json(*prob) : nlohmann::json(nullptr);
+        d.extra["option_probs"] = probs;
+      }
       const ChatResponse& resp = res.response;
       d.status = res.status;
       d.outcomes = res.outcomes;
@@ -240,7 +348,7 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
       d.cached = from_cache;
       d.attempts = resp.attempts;
 
-      Status st = store.put_draw(d);
+      Status st = options.refresh ? store.replace_draw(d) : store.put_draw(d);
       if (!st.ok() && st.code() != StatusCode::kAlreadyExists) {
         std::lock_guard<std::mutex> lock(mu);
         error = st;
@@ -310,6 +418,74 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
   sum.interrupted = sum.already_done + sum.executed < sum.planned;
   sum.seconds = clock.now_s() - t0;
   return sum;
+}
+
+Result<nlohmann::json> run_noise_control(const Study& study) {
+  const NoiseControlSpec& nc = study.noise_control;
+  NF_ASSIGN_OR_RETURN(auto task, make_task(study));
+  NF_RETURN_IF_ERROR(task->prepare({"none"}, study.seed));
+  const size_t n_items = std::min(task->items().size(), static_cast<size_t>(std::max(1, nc.items)));
+  Config greedy = expand_configs(study.axes).front();
+  greedy.temperature = 0.0;
+  nlohmann::json out = {{"requests", nc.requests}, {"items", n_items}, {"concurrency", nc.concurrency},
+                        {"subjects", nlohmann::json::array()}};
+  for (const auto& subject : study.subjects) {
+    NF_ASSIGN_OR_RETURN(auto backend, make_backend(subject));
+    const nlohmann::json extra = effective_extra_body(subject);
+    std::atomic<int64_t> api_errors{0};
+    // One greedy draw's reply text ("" and counted when the call failed).
+    auto once = [&](size_t item) -> std::optional<std::string> {
+      DrawContext ctx{{subject.name, task->items()[item].id, "none", greedy.id, 0}, greedy, subject.model,
+                      request_seed(greedy, 0), extra};
+      std::optional<std::string> text;
+      const CallFn call = [&](const ChatRequest& req) {
+        ChatResponse r = backend->complete(req);
+        if (r.kind == ResponseKind::kOk) text = r.content;
+        else api_errors.fetch_add(1);
+        return r;
+      };
+      (void)task->run(item, "none", ctx, call);
+      return text;
+    };
+    std::vector<std::set<std::string>> serial(n_items), concurrent(n_items);
+    for (size_t i = 0; i < n_items; ++i)
+      for (int k = 0; k < nc.requests; ++k)
+        if (auto t = once(i)) serial[i].insert(*t);
+    std::mutex mu;
+    std::atomic<size_t> next{0};
+    const size_t total = n_items * static_cast<size_t>(nc.requests);
+    std::vector<std::thread> pool;
+    for (int t = 0; t < std::max(1, nc.concurrency); ++t) {
+      pool.emplace_back([&] {
+        for (size_t j = next.fetch_add(1); j < total; j = next.fetch_add(1)) {
+          const size_t item = j % n_items;  // interleaved: every item is under load at once
+          if (auto text = once(item)) {
+            std::lock_guard<std::mutex> lock(mu);
+            concurrent[item].insert(*text);
+          }
+        }
+      });
+    }
+    for (auto& t : pool) t.join();
+    nlohmann::json row = {{"subject", subject.name}, {"cells", nlohmann::json::array()}};
+    size_t smax = 0, cmax = 0, snd = 0, cnd = 0;
+    for (size_t i = 0; i < n_items; ++i) {
+      smax = std::max(smax, serial[i].size());
+      cmax = std::max(cmax, concurrent[i].size());
+      snd += serial[i].size() > 1;
+      cnd += concurrent[i].size() > 1;
+      row["cells"].push_back({{"item", task->items()[i].id},
+                              {"serial_distinct", serial[i].size()},
+                              {"concurrent_distinct", concurrent[i].size()}});
+    }
+    row["serial_distinct_max"] = smax;
+    row["concurrent_distinct_max"] = cmax;
+    row["serial_nondeterministic_items"] = snd;
+    row["concurrent_nondeterministic_items"] = cnd;
+    row["api_errors"] = api_errors.load();
+    out["subjects"].push_back(std::move(row));
+  }
+  return out;
 }
 
 }  // namespace nf

@@ -49,16 +49,30 @@ std::string cache_key(const std::string& backend_identity, const nlohmann::json&
 /// reader's (naming file, line and field); InvalidArgument for an unknown task.
 Result<std::unique_ptr<Task>> make_task(const Study& study);
 
-/// Builds the backend for a subject. openai: reads the API key from the environment
-/// variable the subject names. Errors: InvalidArgument for a bad sim parameter, an
-/// unknown backend, or a named key variable that is unset.
+/// Builds the backend for a subject. openai / anthropic: reads the API key from the
+/// environment variable the subject names and passes the subject's timeouts, retry
+/// settings (max_retries, retry_after_cap_s) and budgets (rpm, tpm). Errors:
+/// InvalidArgument for a bad sim parameter, an unknown backend, or a named key variable
+/// that is unset.
 Result<std::unique_ptr<Backend>> make_backend(const SubjectSpec& subject);
 
 /// The study as JSON for the store's study record (analyses as [{name, options}]).
+/// Base URLs are recorded without credentials (strip_url_userinfo); keys never appear.
 nlohmann::json study_to_json(const Study& study);
+
+/// The study's provenance card (issue 6 item 8): tool version, git commit of the study
+/// file's directory (null outside a git work tree), SHA-256 of the dataset file and of the
+/// study file, and each subject's backend identity (URL with credentials stripped).
+nlohmann::json provenance_card(const Study& study);
+
+/// The request body `subject` sends for `extra_body`: the subject's extra_body plus, for
+/// an openai subject with logprobs > 0, {"logprobs": true, "top_logprobs": N}.
+nlohmann::json effective_extra_body(const SubjectSpec& subject);
 
 struct RunOptions {
   bool use_cache = true;       // look up the response cache before calling a backend
+  bool refresh = false;        // re-run every planned draw (ignoring the cache), replacing
+                               //   stored draws transactionally (`run --refresh`)
   bool progress = true;        // print a progress line with rate and ETA on stderr
   int threads = 0;             // worker threads; 0 = the largest subject concurrency
   int64_t max_draws = -1;      // stop after this many executed draws (tests); -1 = all
@@ -82,5 +96,19 @@ struct RunSummary {
 /// write failure (DataLoss). API failures are not errors of the run: they are stored
 /// as api_error draws and counted.
 Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions& options);
+
+/// Serving-stack noise control (seed 002 §5, App. B; issue 6 item 9; study key
+/// `noise_control`): for each subject and each of the first `items` items under condition
+/// "none", builds the draw's greedy request (temperature 0, the first config's other
+/// settings and seed, replicate 0) and sends it `requests` times one after another, then
+/// `requests` times again with `concurrency` requests in flight across all items. No
+/// cache, no store. Returns
+///   {"requests", "items", "concurrency",
+///    "subjects": [{"subject", "serial_distinct_max", "concurrent_distinct_max",
+///                  "serial_nondeterministic_items", "concurrent_nondeterministic_items",
+///                  "api_errors", "cells": [{"item", "serial_distinct", "concurrent_distinct"}]}]}
+/// where *_distinct counts distinct completion texts among the ok replies of a cell (1 =
+/// deterministic). Errors: task/backend construction errors as run_study.
+Result<nlohmann::json> run_noise_control(const Study& study);
 
 }  // namespace nf

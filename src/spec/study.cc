@@ -27,7 +27,7 @@ namespace nf {
 
 const std::vector<std::string>& known_analyses() {
   static const std::vector<std::string> kAnalyses{"floor", "majority_floor", "mcq_robustness", "judge_panel",
-                                                  "human_validity"};
+                                                  "human_validity", "fairness"};
   return kAnalyses;
 }
 
@@ -40,10 +40,21 @@ using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
 // link its sibling, so it keeps this copy, in the same order (checked by the runner tests
 // that link both).
 const std::vector<std::string> kMcqConditions{"none", "shuffle", "remove_answer", "remove_context"};
-const std::vector<std::string> kBackends{"sim", "openai"};
+const std::vector<std::string> kBackends{"sim", "openai", "anthropic"};
 const std::vector<std::string> kTemplates{"default", "direct"};
-const std::vector<std::string> kTasks{"mcq"};
-const std::vector<std::string> kFormats{"medqa"};
+const std::vector<std::string> kTasks{"mcq", "vignette_agent"};
+const std::vector<std::string> kFormats{"medqa", "vignettes"};
+// The vignette_agent descriptor conditions (seed 000 §III.A, S10); a copy of
+// known_vignette_conditions() in perturb/descriptors.cc, same order.
+const std::vector<std::string> kVignetteConditions{
+    "ref_white_man_private",   "race_black_man_private", "race_hispanic_man_private",
+    "race_asian_man_private",  "race_native_american_man_private", "white_woman_private",
+    "age_34_white_man_private", "age_78_white_man_private", "white_man_medicaid",
+    "white_man_private_lep",   "black_woman_medicaid",   "hispanic_man_medicaid_lep",
+    "rerender_control",        "sham_attribute_control", "rare_token_control"};
+// Options of the fairness analysis (metrics/fairness.h FairnessOptions).
+const std::vector<std::string> kFairnessOptions{"reference", "acceptable_bands", "paired_difference", "pooled_exclude",
+                                                "target_pairs", "subsample_k", "subsample_order", "vote_sizes"};
 
 bool is_name(std::string_view s) {
   if (s.empty()) return false;
@@ -128,7 +139,7 @@ class Parser {
   // --- sections ---------------------------------------------------------------------
   Status parse_dataset(const Entry& e, DatasetSpec* out) const;
   Status parse_subjects(const Entry& e, std::vector<SubjectSpec>* out) const;
-  Status parse_conditions(const Entry& e, std::vector<std::string>* out) const;
+  Status parse_conditions(const Entry& e, const std::string& task, std::vector<std::string>* out) const;
   Status parse_configs(const Entry& e, ConfigAxes* out) const;
   Status parse_analyses(const Entry& e, std::vector<AnalysisSpec>* out) const;
   Status parse_bootstrap(const Entry& e, BootstrapSpec* out) const;
@@ -360,7 +371,8 @@ Status Parser::parse_subjects(const Entry& e, std::vector<SubjectSpec>* out) con
     const std::string key = fmt::format("subjects[{}]", i++);
     NF_ASSIGN_OR_RETURN(auto m, read_map(node, key,
                                          {"name", "backend", "model", "base_url", "api_key_env", "timeout_s",
-                                          "concurrency", "sim", "extra_body"}));
+                                          "concurrency", "sim", "extra_body", "connect_timeout_s", "max_retries",
+                                          "retry_after_cap_s", "rpm", "tpm", "logprobs"}));
     SubjectSpec s;
     auto nit = m.find("name");
     if (nit == m.end()) return error(node, key + ".name", "required key is missing");
@@ -392,6 +404,8 @@ Status Parser::parse_subjects(const Entry& e, std::vector<SubjectSpec>* out) con
                      fmt::format("must start with http:// or https://, got '{}'", s.base_url));
     } else if (s.backend == "openai") {
       return error(node, key + ".base_url", "required for backend openai (e.g. http://127.0.0.1:8080/v1)");
+    } else if (s.backend == "anthropic") {
+      s.base_url = "https://api.anthropic.com/v1";
     }
     if (auto it = m.find("api_key_env"); it != m.end()) {
       NF_ASSIGN_OR_RETURN(s.api_key_env, read_string(it->second.value, key + ".api_key_env"));
@@ -411,6 +425,33 @@ Status Parser::parse_subjects(const Entry& e, std::vector<SubjectSpec>* out) con
         return error(it->second.value, key + ".concurrency", fmt::format("must be in 1..256, got {}", c));
       s.concurrency = static_cast<int>(c);
     }
+    // Transport settings (docs/backends.md).
+    for (const char* nk : {"connect_timeout_s", "retry_after_cap_s", "rpm", "tpm"}) {
+      auto it = m.find(nk);
+      if (it == m.end()) continue;
+      const std::string k = key + "." + nk;
+      NF_ASSIGN_OR_RETURN(double v, read_number(it->second.value, k));
+      const bool positive = std::string(nk) == "connect_timeout_s" || std::string(nk) == "retry_after_cap_s";
+      if (positive ? !(v > 0) : !(v >= 0))
+        return error(it->second.value, k, fmt::format("must be {} 0, got {}", positive ? ">" : ">=", v));
+      if (std::string(nk) == "connect_timeout_s") s.connect_timeout_s = v;
+      else if (std::string(nk) == "retry_after_cap_s") s.retry_after_cap_s = v;
+      else if (std::string(nk) == "rpm") s.rpm = v;
+      else s.tpm = v;
+    }
+    if (auto it = m.find("max_retries"); it != m.end()) {
+      NF_ASSIGN_OR_RETURN(int64_t r, read_int(it->second.value, key + ".max_retries"));
+      if (r < 0 || r > 100)
+        return error(it->second.value, key + ".max_retries", fmt::format("must be in 0..100, got {}", r));
+      s.max_retries = static_cast<int>(r);
+    }
+    if (auto it = m.find("logprobs"); it != m.end()) {
+      NF_ASSIGN_OR_RETURN(int64_t r, read_int(it->second.value, key + ".logprobs"));
+      if (r < 0 || r > 20)
+        return error(it->second.value, key + ".logprobs",
+                     fmt::format("must be in 0..20 (the top_logprobs to request; 0 = none), got {}", r));
+      s.logprobs = static_cast<int>(r);
+    }
     for (const char* jk : {"sim", "extra_body"}) {
       auto it = m.find(jk);
       if (it == m.end()) continue;
@@ -427,10 +468,10 @@ Status Parser::parse_subjects(const Entry& e, std::vector<SubjectSpec>* out) con
   return Status::Ok();
 }
 
-Status Parser::parse_conditions(const Entry& e, std::vector<std::string>* out) const {
+Status Parser::parse_conditions(const Entry& e, const std::string& task, std::vector<std::string>* out) const {
   NF_ASSIGN_OR_RETURN(auto nodes, read_axis(e.value, "conditions"));
   out->clear();
-  const auto& known = kMcqConditions;
+  const auto& known = task == "vignette_agent" ? kVignetteConditions : kMcqConditions;
   for (size_t i = 0; i < nodes.size(); ++i) {
     const std::string key = e.value.IsSequence() ? fmt::format("conditions[{}]", i) : "conditions";
     NF_ASSIGN_OR_RETURN(std::string c, read_string(nodes[i], key));
@@ -589,6 +630,15 @@ Status Parser::parse_analyses(const Entry& e, std::vector<AnalysisSpec>* out) co
           }
         }
       }
+    } else if (name == "fairness") {  // validated by metrics/fairness.cc; a band file path is resolved here
+      if (v.IsMap()) {
+        NF_ASSIGN_OR_RETURN(auto opts, read_map(v, key, kFairnessOptions));
+        NF_ASSIGN_OR_RETURN(a.options, to_json(v, key));
+        if (auto it = opts.find("acceptable_bands"); it != opts.end()) {
+          NF_ASSIGN_OR_RETURN(std::string bp, read_string(it->second.value, key + ".acceptable_bands"));
+          NF_ASSIGN_OR_RETURN(a.options["acceptable_bands"], resolve_path(bp, starts_with(it->second.value.Scalar(), "${")));
+        }
+      }
     } else {  // floor: no options yet
       if (v.IsMap()) {
         NF_ASSIGN_OR_RETURN(auto opts, read_map(v, key, {}));
@@ -645,7 +695,7 @@ Result<Study> Parser::parse(const std::string& text) {
   st.source_text = text;
   NF_ASSIGN_OR_RETURN(auto m, read_map(root, "",
                                        {"name", "seed", "store", "task", "dataset", "subjects", "conditions", "configs",
-                                        "replicates", "analyses", "bootstrap"}));
+                                        "replicates", "analyses", "bootstrap", "noise_control"}));
 
   auto nit = m.find("name");
   if (nit == m.end()) return error(root, "name", "required key is missing");
@@ -681,18 +731,44 @@ Result<Study> Parser::parse(const std::string& text) {
   if (dit == m.end()) return error(root, "dataset", "required key is missing");
   auto sit = m.find("subjects");
   if (sit == m.end()) return error(root, "subjects", "required key is missing");
-  if (auto it = m.find("conditions"); it != m.end()) NF_RETURN_IF_ERROR(parse_conditions(it->second, &st.conditions));
+  if (auto it = m.find("conditions"); it != m.end()) NF_RETURN_IF_ERROR(parse_conditions(it->second, st.task, &st.conditions));
+  else if (st.task == "vignette_agent") st.conditions = kVignetteConditions;
   if (auto it = m.find("configs"); it != m.end()) NF_RETURN_IF_ERROR(parse_configs(it->second, &st.axes));
   if (auto it = m.find("analyses"); it != m.end()) {
     NF_RETURN_IF_ERROR(parse_analyses(it->second, &st.analyses));
   } else {
     for (const auto& a : known_analyses()) {
+      if (a == "fairness" && st.task != "vignette_agent") continue;
+      // The judge analyses run on their own whenever the store holds judgments
+      // (metrics/analyze.cc), so a study without judges does not list them.
+      if (a == "judge_panel" || a == "human_validity") continue;
       AnalysisSpec spec{a, nlohmann::json::object()};
       if (a == "majority_floor") spec.options["vote_sizes"] = nlohmann::json::array({3});
       st.analyses.push_back(std::move(spec));
     }
   }
   if (auto it = m.find("bootstrap"); it != m.end()) NF_RETURN_IF_ERROR(parse_bootstrap(it->second, &st.bootstrap));
+  if (auto it = m.find("noise_control"); it != m.end()) {
+    // Serving-stack noise control (docs/study.md, docs/backends.md).
+    st.noise_control.enabled = true;
+    const YAML::Node& v = it->second.value;
+    if (!(v.IsNull() || is_null_scalar(v))) {
+      NF_ASSIGN_OR_RETURN(auto nm, read_map(v, "noise_control", {"requests", "items", "concurrency"}));
+      const std::pair<const char*, std::pair<int64_t, int64_t>> limits[] = {
+          {"requests", {2, 1000}}, {"items", {1, 100000}}, {"concurrency", {1, 256}}};
+      for (const auto& [name, range] : limits) {
+        auto kit = nm.find(name);
+        if (kit == nm.end()) continue;
+        const std::string k = std::string("noise_control.") + name;
+        NF_ASSIGN_OR_RETURN(int64_t n, read_int(kit->second.value, k));
+        if (n < range.first || n > range.second)
+          return error(kit->second.value, k, fmt::format("must be in {}..{}, got {}", range.first, range.second, n));
+        (std::string(name) == "requests" ? st.noise_control.requests
+         : std::string(name) == "items"  ? st.noise_control.items
+                                         : st.noise_control.concurrency) = static_cast<int>(n);
+      }
+    }
+  }
   NF_RETURN_IF_ERROR(parse_subjects(sit->second, &st.subjects));
   // The dataset last: its existence check touches the filesystem, and every syntax error
   // in the rest of the file is more useful first.

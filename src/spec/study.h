@@ -33,12 +33,18 @@ struct DatasetSpec {
 /// A system under test.
 struct SubjectSpec {
   std::string name;                 // unique within the study; used in draw keys
-  std::string backend = "sim";      // "sim" | "openai"
+  std::string backend = "sim";      // "sim" | "openai" | "anthropic"
   std::string model;                // model name sent to the backend
   std::string base_url;             // openai: e.g. http://127.0.0.1:8080/v1
   std::string api_key_env;          // openai: name of the env var holding the key ("" = none)
   double timeout_s = 120.0;         // openai: total per-request timeout
   int concurrency = 4;              // requests in flight for this subject
+  double connect_timeout_s = 10.0;  // openai/anthropic: connect timeout per attempt
+  int max_retries = 4;              // openai/anthropic: extra attempts (backend/retry.h)
+  double retry_after_cap_s = 120.0; // openai/anthropic: a longer Retry-After is an api_error
+  double rpm = 0.0;                 // requests per minute budget (0 = unlimited)
+  double tpm = 0.0;                 // tokens per minute budget (0 = unlimited)
+  int logprobs = 0;                 // openai: top_logprobs to request (0 = none; 1..20)
   nlohmann::json sim = nlohmann::json::object();         // sim backend parameters
   nlohmann::json extra_body = nlohmann::json::object();  // vendor fields sent verbatim
 };
@@ -65,6 +71,18 @@ struct AnalysisSpec {
   nlohmann::json options = nlohmann::json::object();
 };
 
+/// Serving-stack noise control (seed 002 §5, App. B; issue 6 item 9): per subject, the
+/// first `items` items under condition none at temperature 0 are each sent `requests`
+/// times serially, then `requests` times under concurrent load (`concurrency` in flight),
+/// and the distinct completions per cell are reported. Present in the study file =
+/// enabled. Not stored as draws (it never enters the stability statistics).
+struct NoiseControlSpec {
+  bool enabled = false;
+  int requests = 8;      // identical requests per item and mode, 2..1000
+  int items = 5;         // first N items, 1..100000
+  int concurrency = 8;   // in flight during the concurrent phase, 1..256
+};
+
 struct Study {
   std::string name;
   std::string source_path;   // the study file as given
@@ -79,6 +97,7 @@ struct Study {
   int replicates = 1;
   std::vector<AnalysisSpec> analyses;
   BootstrapSpec bootstrap;
+  NoiseControlSpec noise_control;
 };
 
 /// Known condition names for the mcq task (seed 004 §2.4), in the order none, shuffle,

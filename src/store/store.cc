@@ -704,6 +704,21 @@ Status Store::put_draw(const Draw& draw) {
   return put_draw_locked(draw);
 }
 
+Status Store::replace_draw(const Draw& draw) {
+  std::lock_guard lock(mu_);
+  WriteTxn txn(db_, "replace_draw", path_);
+  NF_RETURN_IF_ERROR(txn.begin());
+  NF_ASSIGN_OR_RETURN(Stmt del, Stmt::prepare(db_,
+      "DELETE FROM draws WHERE subject = ?1 AND item = ?2 AND condition = ?3 AND config = ?4 AND replicate = ?5",
+      "replace_draw", path_));
+  del.bind(1, draw.key.subject).bind(2, draw.key.item).bind(3, draw.key.condition).bind(4, draw.key.config)
+      .bind(5, static_cast<int64_t>(draw.key.replicate));
+  NF_RETURN_IF_ERROR(del.run());  // outcomes go with it (ON DELETE CASCADE)
+  NF_ASSIGN_OR_RETURN(DrawWriter w, DrawWriter::prepare(db_, path_));
+  NF_RETURN_IF_ERROR(w.write(db_, path_, draw, now_s()));
+  return txn.commit();
+}
+
 Status Store::put_draws(const std::vector<Draw>& draws) {
   std::lock_guard lock(mu_);
   WriteTxn txn(db_, "put_draws", path_);

@@ -117,6 +117,10 @@ class Store {
   /// written) if the replicate is negative, an outcome value is NaN or an outcome name
   /// repeats within the draw.
   Status put_draw(const Draw& draw);
+  /// Writes one draw, replacing any stored draw with the same key (whatever its status)
+  /// and its outcomes, in a single transaction (`run --refresh`). Judgments of the
+  /// replaced draw keep their rows with draw_id set to NULL. InvalidArgument as put_draw.
+  Status replace_draw(const Draw& draw);
   /// Writes many draws in one transaction (imports). Same rules as put_draw.
   Status put_draws(const std::vector<Draw>& draws);
 

@@ -1,5 +1,6 @@
 // The OpenAI-compatible client against serve-sim (end to end) and against tiny
 // misbehaving servers (classification, retries, credentials).
+#include "backend/http.h"
 #include "backend/openai.h"
 
 #include <arpa/inet.h>
@@ -53,6 +54,7 @@ OpenAiOptions opts(const std::string& base_url, int retries = 2) {
   o.max_retries = retries;
   o.timeout_s = 10;
   o.connect_timeout_s = 2;
+  o.base_delay_s = 0.01;  // real sleeps stay short; the policy itself is tested on a fake clock
   return o;
 }
 
@@ -186,6 +188,14 @@ TEST(OpenAi, ConnectionRefusedIsApiErrorAfterRetries) {
   EXPECT_EQ(r.attempts, 2);
 }
 
+TEST(OpenAi, AnEndpointThatNeverAnsweredFailsFastAfterThreeDeadCalls) {
+  OpenAiBackend client(opts("http://127.0.0.1:" + std::to_string(closed_port()) + "/v1", 2));
+  for (int i = 0; i < EndpointHealth::kDeadCalls; ++i) EXPECT_EQ(client.complete(simple_request()).attempts, 3) << i;
+  const ChatResponse r = client.complete(simple_request());
+  EXPECT_EQ(r.kind, ResponseKind::kApiError);
+  EXPECT_EQ(r.attempts, 1);
+}
+
 TEST(OpenAi, ServerErrorIsRetriedThenApiError) {
   std::atomic<int> hits{0};
   TinyServer s([&](const httplib::Request&, httplib::Response& res) {
@@ -196,7 +206,7 @@ TEST(OpenAi, ServerErrorIsRetriedThenApiError) {
   OpenAiBackend client(opts(s.base_url(), 2));
   const ChatResponse r = client.complete(simple_request());
   EXPECT_EQ(r.kind, ResponseKind::kApiError);
-  EXPECT_EQ(r.error, "HTTP 500: " + std::string(200, 'x'));
+  EXPECT_EQ(r.error, "HTTP 500: " + std::string(200, 'x') + " (3 attempts)");
   EXPECT_EQ(r.http_status, 500);
   EXPECT_EQ(r.attempts, 3);
   EXPECT_EQ(hits.load(), 3);
@@ -239,7 +249,7 @@ TEST(OpenAi, MalformedBodiesAreApiErrors) {
     TinyServer s([&](const httplib::Request&, httplib::Response& res) { res.set_content(body, "application/json"); });
     const ChatResponse r = OpenAiBackend(opts(s.base_url(), 0)).complete(simple_request());
     EXPECT_EQ(r.kind, ResponseKind::kApiError) << body;
-    EXPECT_EQ(r.error, "malformed response body");
+    EXPECT_EQ(r.error, "malformed response body (1 attempt)");
     EXPECT_EQ(r.raw_body, body);
   }
 }

@@ -1,0 +1,94 @@
+#include "backend/anthropic.h"
+
+#include <algorithm>
+
+#include "backend/http.h"
+
+namespace nf {
+
+nlohmann::json to_anthropic_json(const ChatRequest& request) {
+  nlohmann::json body = nlohmann::json::object();
+  body["model"] = request.model;
+  body["max_tokens"] = request.max_tokens;
+  std::string system;
+  nlohmann::json msgs = nlohmann::json::array();
+  for (const auto& m : request.messages) {
+    if (m.role == "system") {
+      if (!system.empty()) system += "\n\n";
+      system += m.content;
+    } else {
+      msgs.push_back({{"role", m.role}, {"content", m.content}});
+    }
+  }
+  if (!system.empty()) body["system"] = system;
+  body["messages"] = std::move(msgs);
+  body["temperature"] = request.temperature;
+  if (request.top_p != 1.0) body["top_p"] = request.top_p;
+  if (request.extra_body.is_object()) {
+    for (const auto& [key, value] : request.extra_body.items()) body[key] = value;
+  }
+  return body;
+}
+
+bool parse_anthropic_body(const std::string& body, ChatResponse& r) {
+  const nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return false;
+  const auto content = j.find("content");
+  if (content == j.end() || !content->is_array()) return false;
+  r.content.clear();
+  for (const auto& block : *content) {
+    if (block.is_object() && block.value("type", "") == "text" && block.contains("text") && block["text"].is_string())
+      r.content += block["text"].get<std::string>();
+  }
+  const std::string stop = j.contains("stop_reason") && j["stop_reason"].is_string() ? j["stop_reason"].get<std::string>() : "";
+  if (stop == "max_tokens") r.finish_reason = "length";
+  else if (stop == "end_turn" || stop == "stop_sequence") r.finish_reason = "stop";
+  else if (stop == "tool_use") r.finish_reason = "tool_calls";
+  else r.finish_reason = stop;
+  if (auto m = j.find("model"); m != j.end() && m->is_string()) r.served_model = m->get<std::string>();
+  if (auto u = j.find("usage"); u != j.end() && u->is_object()) {
+    if (auto p = u->find("input_tokens"); p != u->end() && p->is_number_integer()) r.prompt_tokens = p->get<int64_t>();
+    if (auto p = u->find("output_tokens"); p != u->end() && p->is_number_integer())
+      r.completion_tokens = p->get<int64_t>();
+  }
+  r.kind = ResponseKind::kOk;
+  if (stop == "refusal") {
+    r.kind = ResponseKind::kRefused;
+    r.error = "refusal";
+  }
+  return true;
+}
+
+AnthropicBackend::AnthropicBackend(OpenAiOptions options) : options_(std::move(options)) {
+  pool_ = std::make_unique<CurlHandlePool>();
+  base_url_ = options_.base_url;
+  while (!base_url_.empty() && base_url_.back() == '/') base_url_.pop_back();
+  headers_ = {"Content-Type: application/json", "Expect:", "anthropic-version: 2023-06-01"};
+  if (!options_.api_key.empty()) headers_.push_back("x-api-key: " + options_.api_key);
+  if (options_.rpm > 0 || options_.tpm > 0)
+    limiter_ = std::make_unique<RateLimiter>(options_.rpm, options_.tpm, options_.clock ? *options_.clock : real_clock());
+}
+
+std::string AnthropicBackend::identity() const { return "anthropic:" + strip_url_userinfo(base_url_); }
+
+ChatResponse AnthropicBackend::complete(const ChatRequest& request) {
+  ChatEndpoint ep;
+  ep.url = base_url_ + "/messages";
+  ep.headers = headers_;
+  ep.timeout_s = options_.timeout_s;
+  ep.connect_timeout_s = options_.connect_timeout_s;
+  ep.policy.max_retries = std::max(0, options_.max_retries);
+  ep.policy.retry_after_cap_s = options_.retry_after_cap_s;
+  ep.policy.base_delay_s = options_.base_delay_s;
+  ep.policy.max_delay_s = options_.max_delay_s;
+  ep.secret = options_.api_key;
+  ep.clock = options_.clock;
+  ep.limiter = limiter_.get();
+  ep.pool = pool_.get();
+  ep.health = &health_;
+  Rng rng = Rng::stream(options_.jitter_seed, {calls_.fetch_add(1)});
+  const std::string payload = to_anthropic_json(request).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return post_chat(ep, payload, parse_anthropic_body, rng, request.max_tokens);
+}
+
+}  // namespace nf

@@ -1,0 +1,101 @@
+// The HTTP transport shared by the openai and anthropic backends: one POST over libcurl
+// with a CURL easy handle per thread, reused across requests so connections stay alive
+// (a handle per call reconnects every time and costs CPU).
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "backend/backend.h"
+#include "backend/rate_limit.h"
+#include "backend/retry.h"
+#include "util/clock.h"
+#include "util/rng.h"
+
+namespace nf {
+
+/// One HTTP exchange as received.
+struct HttpReply {
+  bool transport_error = false;   // curl failed: connect, reset, timeout, partial body
+  std::string curl_error;
+  long http = 0;                  // status of the last response (0 on transport error)
+  std::string body;
+  std::map<std::string, std::string> headers;  // lower-cased names; last value wins
+  double latency_ms = 0.0;
+};
+
+/// CURL easy handles of one backend, one per calling thread, reused across requests so
+/// connections stay alive; all closed when the pool is destroyed (so a backend's
+/// connections end with it). Thread-safe.
+class CurlHandlePool {
+ public:
+  CurlHandlePool() = default;
+  ~CurlHandlePool();
+  CurlHandlePool(const CurlHandlePool&) = delete;
+  CurlHandlePool& operator=(const CurlHandlePool&) = delete;
+  /// This thread's handle (a CURL*), created on first use; nullptr if curl_easy_init fails.
+  void* for_this_thread();
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<std::thread::id, void*> handles_;
+};
+
+/// POSTs `payload` to `url` with `headers` ("Name: value" lines) on this thread's handle
+/// from `pool`. `timeout_s` bounds the whole transfer, `connect_timeout_s` the connect;
+/// proxies from the environment are ignored (the URL is talked to directly). Never throws.
+HttpReply http_post(CurlHandlePool& pool, const std::string& url, const std::vector<std::string>& headers, const std::string& payload,
+                    double timeout_s, double connect_timeout_s);
+
+/// `text` with every occurrence of `secret` replaced by "[redacted]" (no-op if empty).
+std::string redact_secret(std::string text, const std::string& secret);
+
+/// The response headers worth keeping as provenance: server, date, openai-*, x-request-id,
+/// request-id, x-ratelimit-*, anthropic-*, retry-after, and any header naming a model or
+/// fingerprint. Never includes set-cookie or authorization.
+std::map<std::string, std::string> provenance_headers(const std::map<std::string, std::string>& headers);
+
+/// Whether an endpoint has ever answered: an endpoint that has never sent an HTTP
+/// response and has failed kDeadCalls calls in a row at the transport level gets a single
+/// attempt per call from then on (fail fast: a run against a server that is down ends in
+/// seconds with exit 3, not after every draw's full back-off). Thread-safe.
+struct EndpointHealth {
+  static constexpr int kDeadCalls = 3;
+  std::atomic<bool> answered{false};
+  std::atomic<int> dead_calls{0};
+  bool fail_fast() const { return !answered.load() && dead_calls.load() >= kDeadCalls; }
+};
+
+/// Settings of one chat endpoint for post_chat().
+struct ChatEndpoint {
+  std::string url;
+  std::vector<std::string> headers;  // "Name: value"
+  double timeout_s = 120;
+  double connect_timeout_s = 10;
+  RetryPolicy policy;
+  std::string secret;                // redacted from every error and body kept
+  Clock* clock = nullptr;            // nullptr = real_clock()
+  RateLimiter* limiter = nullptr;    // nullptr = no budgets
+  CurlHandlePool* pool = nullptr;    // required: the backend's handles
+  EndpointHealth* health = nullptr;  // nullptr = never fail fast
+};
+
+/// Parses a 2xx body into `r`; false = malformed (retried, then api_error).
+using ChatBodyParser = std::function<bool(const std::string& body, ChatResponse& r)>;
+
+/// One chat call with the retry policy of retry.h: POSTs `payload`, classifies each
+/// attempt (transport error, HTTP status, malformed 2xx body via `parse`), waits as
+/// decide_retry says (pausing the whole endpoint after a 429), charges the token budget
+/// with the usage reported (or `max_tokens` when none), and returns the classified
+/// response (kApiError with a redacted reason when the call failed). `rng` draws jitter.
+ChatResponse post_chat(const ChatEndpoint& endpoint, const std::string& payload, const ChatBodyParser& parse,
+                       Rng& rng, int max_tokens);
+
+}  // namespace nf

@@ -1,0 +1,166 @@
+// Readers for judge votes and human labels: the long formats and the released seed 004
+// files (read in place from ../shared/data/missing-info-judges).
+#include "data/judge_import.h"
+
+#include <fstream>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "common/test_data.h"
+
+namespace nf {
+namespace {
+
+void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+TEST(ProviderMap, DefaultsAndOverrides) {
+  ProviderMap m;
+  EXPECT_EQ(*m.provider_of("gpt-5_5-high"), "openai");
+  EXPECT_EQ(*m.provider_of("opus-4_8-high"), "anthropic");
+  EXPECT_EQ(*m.provider_of("claude-3-haiku"), "anthropic");
+  EXPECT_EQ(*m.provider_of("grok-4_3"), "xai");
+  EXPECT_EQ(*m.provider_of("gemini-3_5-flash"), "google");
+  EXPECT_EQ(m.provider_of("llama-3").status().code(), StatusCode::kNotFound);
+  m.overrides["llama-3"] = "meta";
+  m.overrides["gpt-oss"] = "local";
+  EXPECT_EQ(*m.provider_of("llama-3"), "meta");
+  EXPECT_EQ(*m.provider_of("gpt-oss"), "local");
+}
+
+TEST(ReleasedVotes, ReadsAll800VotesWithTwoMissing) {
+  auto v = read_released_votes(testing::data_file("missing-info-judges/votes.jsonl"));
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  EXPECT_EQ(v->size(), 800u);
+  std::set<std::string> subjects, judges, clusters, items;
+  int missing = 0;
+  for (const auto& x : *v) {
+    subjects.insert(x.subject + "/" + x.subject_provider);
+    judges.insert(x.judge + "/" + x.judge_provider);
+    clusters.insert(x.cluster);
+    items.insert(x.item);
+    if (!x.label) {
+      ++missing;
+      EXPECT_EQ(x.judge, "xai");
+      EXPECT_EQ(x.item, "41");
+    }
+  }
+  EXPECT_EQ(missing, 2);
+  EXPECT_EQ(subjects, (std::set<std::string>{"gemini-3_5-flash/google", "gpt-5_5-high/openai", "grok-4_3/xai",
+                                             "opus-4_8-high/anthropic"}));
+  EXPECT_EQ(judges, (std::set<std::string>{"anthropic/anthropic", "google/google", "openai/openai", "xai/xai"}));
+  EXPECT_EQ(items.size(), 50u);     // the probe items, rated per subject
+  EXPECT_EQ(clusters.size(), 50u);  // one prompt per probe item
+}
+
+TEST(ReleasedVotes, ErrorsNameFileLineAndField) {
+  testing::TempDir d;
+  write(d / "v.jsonl",
+        "{\"subject_model\": \"gpt-5\", \"item\": 0, \"prompt_id\": \"p\", \"votes\": {\"openai\": true}}\n"
+        "{\"subject_model\": \"gpt-5\", \"item\": 1, \"prompt_id\": \"p\", \"votes\": {\"openai\": \"yes\"}}\n");
+  auto v = read_released_votes(d / "v.jsonl");
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(v.status().message().find("v.jsonl:2: votes.openai"), std::string::npos) << v.status().message();
+  write(d / "w.jsonl", "{\"subject_model\": \"mistral\", \"item\": 0, \"prompt_id\": \"p\", \"votes\": {}}\n");
+  auto w = read_released_votes(d / "w.jsonl");
+  EXPECT_EQ(w.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(w.status().message().find("w.jsonl:1: subject_model"), std::string::npos) << w.status().message();
+}
+
+TEST(MissingInfoDir, ReadsVotesLabelsAndAuditStrata) {
+  auto d = read_missing_info_dir(testing::data_file("missing-info-judges"));
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(d->votes.size(), 800u);
+  EXPECT_EQ(d->raters, (std::vector<std::string>{"G", "O", "R1"}));
+  EXPECT_EQ(d->labels.size(), 150u);
+  EXPECT_EQ(d->items.size(), 50u);
+  std::set<std::string> prompts;
+  int r1_yes = 0;
+  for (const auto& l : d->labels) {
+    prompts.insert(d->items.at(l.item).first);
+    if (l.rater == "R1") r1_yes += l.label;
+  }
+  EXPECT_EQ(prompts.size(), 33u);  // seed 004 §3.1: 33 unique perturbed prompts
+  EXPECT_EQ(r1_yes, 27);           // R1 appropriate rate 0.54
+  // Audit strata are item metadata: 24 of the 33 annotated prompts are cut mid-word.
+  int midword = 0;
+  for (const auto& p : prompts)
+    for (const auto& [id, cm] : d->items)
+      if (cm.first == p) {
+        midword += cm.second.value("trunc_form", "") == "midword";
+        break;
+      }
+  EXPECT_EQ(midword, 24);
+  // The first annotation A001 is opus-4_8-high's answer to item 23.
+  bool found = false;
+  for (const auto& l : d->labels) found = found || (l.rater == "O" && l.subject == "opus-4_8-high" && l.item == "23");
+  EXPECT_TRUE(found);
+}
+
+TEST(MissingInfoDir, MissingDirIsNotFound) {
+  testing::TempDir d;
+  EXPECT_EQ(read_missing_info_dir(d.path()).status().code(), StatusCode::kNotFound);
+}
+
+TEST(LongVotes, CsvWithMissingVoteAndQuoting) {
+  testing::TempDir d;
+  write(d / "v.csv",
+        "judge,subject,subject_provider,item,cluster,judge_provider,label\n"
+        "j1,\"model, a\",openai,i1,c1,openai,1\n"
+        "j2,\"model, a\",openai,i1,c1,xai,\n"
+        "j1,\"model, a\",openai,i2,,openai,false\n");
+  auto v = read_votes(d / "v.csv");
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  ASSERT_EQ(v->size(), 3u);
+  EXPECT_EQ((*v)[0].subject, "model, a");
+  EXPECT_EQ((*v)[0].label, 1);
+  EXPECT_FALSE((*v)[1].label.has_value());
+  EXPECT_EQ((*v)[2].label, 0);
+  EXPECT_EQ((*v)[2].cluster, "i2");  // empty cluster = item
+}
+
+TEST(LongVotes, JsonlAndErrors) {
+  testing::TempDir d;
+  write(d / "v.jsonl",
+        "{\"subject\": \"s\", \"subject_provider\": \"p\", \"item\": 3, \"cluster\": \"c\", \"judge\": \"j\", "
+        "\"judge_provider\": \"p\", \"label\": null}\n");
+  auto v = read_votes(d / "v.jsonl");
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  EXPECT_EQ((*v)[0].item, "3");
+  EXPECT_FALSE((*v)[0].label.has_value());
+
+  write(d / "dup.csv",
+        "subject,subject_provider,item,cluster,judge,judge_provider,label\ns,p,i,c,j,p,1\ns,p,i,c,j,p,0\n");
+  auto dup = read_votes(d / "dup.csv");
+  ASSERT_FALSE(dup.ok());
+  EXPECT_NE(dup.status().message().find("dup.csv:3: duplicate"), std::string::npos) << dup.status().message();
+
+  write(d / "bad.csv", "subject,subject_provider,item,cluster,judge,judge_provider,label\ns,p,i,c,j,p,maybe\n");
+  auto bad = read_votes(d / "bad.csv");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("bad.csv:2: label"), std::string::npos) << bad.status().message();
+
+  write(d / "nocol.csv", "subject,item,cluster,judge,judge_provider,label\ns,i,c,j,p,1\n");
+  auto nocol = read_votes(d / "nocol.csv");
+  ASSERT_FALSE(nocol.ok());
+  EXPECT_NE(nocol.status().message().find("nocol.csv:2: subject_provider: missing column"), std::string::npos)
+      << nocol.status().message();
+  EXPECT_FALSE(read_votes(d / "v.txt").ok());
+}
+
+TEST(LongLabels, ReadsAndRejectsEmptyLabel) {
+  testing::TempDir d;
+  write(d / "l.csv", "rater,subject,item,label\nO,s,1,1\nG,s,1,0\n");
+  auto l = read_labels(d / "l.csv");
+  ASSERT_TRUE(l.ok()) << l.status().message();
+  ASSERT_EQ(l->size(), 2u);
+  EXPECT_EQ((*l)[1].rater, "G");
+  EXPECT_EQ((*l)[1].label, 0);
+  write(d / "e.csv", "rater,subject,item,label\nO,s,1,\n");
+  auto e = read_labels(d / "e.csv");
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("e.csv:2: label"), std::string::npos) << e.status().message();
+}
+
+}  // namespace
+}  // namespace nf
