@@ -104,7 +104,8 @@ struct Study {
 /// remove_answer, remove_context. Defined once, in nf_perturb (perturb/mcq_conditions.cc,
 /// which declares it too); link nf_perturb to call it. parse_study accepts exactly these.
 const std::vector<std::string>& known_mcq_conditions();
-/// Known analysis names: floor, majority_floor, mcq_robustness (DESIGN.md "Analyses").
+/// Known analysis names: floor, majority_floor, mcq_robustness, fairness, judge_panel,
+/// human_validity (DESIGN.md "Analyses").
 const std::vector<std::string>& known_analyses();
 
 /// Parses and validates a study from YAML text. `path` is used in messages and to
