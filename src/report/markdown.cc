@@ -277,11 +277,15 @@ std::string render_markdown(const nlohmann::json& results) {
     md += fmt::format(" · study hash `{}`", study.value("hash", "").substr(0, 16));
   md += "\n\n";
 
-  md += "## Draws\n\nAPI errors are never scored; parse errors are reported and left out of every rate "
-        "(parse rate = parse errors / answered draws).\n\n"
-        "| subject | config | condition | total | ok | parse_error | api_error | refused | parse rate |\n"
-        "|---|---|---|---|---|---|---|---|---|\n";
-  if (results.contains("draws")) {
+  const bool has_draws = results.contains("draws") && !results["draws"]["rows"].empty();
+  md += "## Draws\n\n";
+  if (!has_draws) md += "The store holds no model draws (imported votes or labels only).\n\n";
+  else
+    md += "API errors are never scored; parse errors are reported and left out of every rate "
+          "(parse rate = parse errors / answered draws).\n\n"
+          "| subject | config | condition | total | ok | parse_error | api_error | refused | parse rate |\n"
+          "|---|---|---|---|---|---|---|---|---|\n";
+  if (has_draws) {
     for (const auto& r : results["draws"]["rows"]) {
       md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", esc(r.value("subject", "")),
                         esc(r.value("config", "")), esc(r.value("condition", "")), num(r["total"]), num(r["ok"]),
