@@ -85,7 +85,9 @@ TEST(FaultsCli, MedqaFaultsStudyCompletesWithZeroGreedyFloorAndNoFaultScored) {
   EXPECT_EQ(*(*fs)->draw_count(), planned);
   // Every draw is ok / parse_error (the model answered) or an explicit api_error.
   int64_t api_error = 0, answered = 0;
-  for (const auto& c : *(*fs)->status_counts()) {
+  auto counts = (*fs)->status_counts();  // keep the Result alive for the loop (found by ASan)
+  ASSERT_TRUE(counts.ok());
+  for (const auto& c : *counts) {
     if (c.status == "api_error") api_error += c.count;
     else answered += c.count;
     EXPECT_TRUE(c.status == "ok" || c.status == "parse_error" || c.status == "api_error") << c.status;
