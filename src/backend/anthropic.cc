@@ -63,32 +63,20 @@ AnthropicBackend::AnthropicBackend(OpenAiOptions options) : options_(std::move(o
   pool_ = std::make_unique<CurlHandlePool>();
   base_url_ = options_.base_url;
   while (!base_url_.empty() && base_url_.back() == '/') base_url_.pop_back();
-  headers_ = {"Content-Type: application/json", "Expect:", "anthropic-version: 2023-06-01"};
-  if (!options_.api_key.empty()) headers_.push_back("x-api-key: " + options_.api_key);
+  std::vector<std::string> headers = {"Content-Type: application/json", "Expect:", "anthropic-version: 2023-06-01"};
+  if (!options_.api_key.empty()) headers.push_back("x-api-key: " + options_.api_key);
   if (options_.rpm > 0 || options_.tpm > 0)
     limiter_ = std::make_unique<RateLimiter>(options_.rpm, options_.tpm, options_.clock ? *options_.clock : real_clock());
+  endpoint_ = make_chat_endpoint(options_, base_url_ + "/messages", std::move(headers), limiter_.get(), pool_.get(),
+                                 &health_);
 }
 
 std::string AnthropicBackend::identity() const { return "anthropic:" + strip_url_userinfo(base_url_); }
 
 ChatResponse AnthropicBackend::complete(const ChatRequest& request) {
-  ChatEndpoint ep;
-  ep.url = base_url_ + "/messages";
-  ep.headers = headers_;
-  ep.timeout_s = options_.timeout_s;
-  ep.connect_timeout_s = options_.connect_timeout_s;
-  ep.policy.max_retries = std::max(0, options_.max_retries);
-  ep.policy.retry_after_cap_s = options_.retry_after_cap_s;
-  ep.policy.base_delay_s = options_.base_delay_s;
-  ep.policy.max_delay_s = options_.max_delay_s;
-  ep.secret = options_.api_key;
-  ep.clock = options_.clock;
-  ep.limiter = limiter_.get();
-  ep.pool = pool_.get();
-  ep.health = &health_;
   Rng rng = Rng::stream(options_.jitter_seed, {calls_.fetch_add(1)});
   const std::string payload = to_anthropic_json(request).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  return post_chat(ep, payload, parse_anthropic_body, rng, request.max_tokens);
+  return post_chat(endpoint_, payload, parse_anthropic_body, rng, request.max_tokens);
 }
 
 }  // namespace nf

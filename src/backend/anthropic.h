@@ -41,11 +41,11 @@ class AnthropicBackend final : public Backend {
  private:
   OpenAiOptions options_;
   std::string base_url_;
-  std::vector<std::string> headers_;
   std::unique_ptr<RateLimiter> limiter_;
   std::atomic<uint64_t> calls_{0};
   std::unique_ptr<CurlHandlePool> pool_;
   EndpointHealth health_;
+  ChatEndpoint endpoint_;  // built once in the constructor
 };
 
 }  // namespace nf

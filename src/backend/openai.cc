@@ -67,35 +67,42 @@ OpenAiBackend::OpenAiBackend(OpenAiOptions options) : options_(std::move(options
   pool_ = std::make_unique<CurlHandlePool>();
   base_url_ = options_.base_url;
   while (!base_url_.empty() && base_url_.back() == '/') base_url_.pop_back();
-  headers_ = {"Content-Type: application/json", "Expect:"};
-  if (!options_.api_key.empty()) headers_.push_back("Authorization: Bearer " + options_.api_key);
+  std::vector<std::string> headers = {"Content-Type: application/json", "Expect:"};
+  if (!options_.api_key.empty()) headers.push_back("Authorization: Bearer " + options_.api_key);
   if (options_.rpm > 0 || options_.tpm > 0) {
     limiter_ = std::make_unique<RateLimiter>(options_.rpm, options_.tpm,
                                              options_.clock ? *options_.clock : real_clock());
   }
+  endpoint_ = make_chat_endpoint(options_, base_url_ + "/chat/completions", std::move(headers), limiter_.get(),
+                                 pool_.get(), &health_);
+}
+
+ChatEndpoint make_chat_endpoint(const OpenAiOptions& options, std::string url, std::vector<std::string> headers,
+                                RateLimiter* limiter, CurlHandlePool* pool, EndpointHealth* health) {
+  ChatEndpoint ep;
+  ep.url = std::move(url);
+  ep.headers = std::move(headers);
+  ep.timeout_s = options.timeout_s;
+  ep.connect_timeout_s = options.connect_timeout_s;
+  ep.policy.max_retries = std::max(0, options.max_retries);
+  ep.policy.retry_after_cap_s = options.retry_after_cap_s;
+  ep.policy.base_delay_s = options.base_delay_s;
+  ep.policy.max_delay_s = options.max_delay_s;
+  ep.secret = options.api_key;
+  ep.clock = options.clock;
+  ep.limiter = limiter;
+  ep.pool = pool;
+  ep.health = health;
+  return ep;
 }
 
 std::string OpenAiBackend::identity() const { return "openai:" + strip_url_userinfo(base_url_); }
 
 ChatResponse OpenAiBackend::complete(const ChatRequest& request) {
-  ChatEndpoint ep;
-  ep.url = base_url_ + "/chat/completions";
-  ep.headers = headers_;
-  ep.timeout_s = options_.timeout_s;
-  ep.connect_timeout_s = options_.connect_timeout_s;
-  ep.policy.max_retries = std::max(0, options_.max_retries);
-  ep.policy.retry_after_cap_s = options_.retry_after_cap_s;
-  ep.policy.base_delay_s = options_.base_delay_s;
-  ep.policy.max_delay_s = options_.max_delay_s;
-  ep.secret = options_.api_key;
-  ep.clock = options_.clock;
-  ep.limiter = limiter_.get();
-  ep.pool = pool_.get();
-  ep.health = &health_;
   Rng rng = Rng::stream(options_.jitter_seed, {calls_.fetch_add(1)});
   const std::string payload =
       request.to_openai_json().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  return post_chat(ep, payload, parse_openai_body, rng, request.max_tokens);
+  return post_chat(endpoint_, payload, parse_openai_body, rng, request.max_tokens);
 }
 
 std::map<std::string, std::optional<double>> option_probabilities(const nlohmann::json& logprobs,

@@ -73,12 +73,20 @@ class OpenAiBackend final : public Backend {
  private:
   OpenAiOptions options_;
   std::string base_url_;  // trailing '/' stripped
-  std::vector<std::string> headers_;
   std::unique_ptr<RateLimiter> limiter_;
   std::atomic<uint64_t> calls_{0};
   std::unique_ptr<CurlHandlePool> pool_;
   EndpointHealth health_;
+  ChatEndpoint endpoint_;  // built once in the constructor
 };
+
+/// The endpoint every call of a backend built from `options` shares: `url`, `headers`,
+/// timeouts, the retry policy (max_retries clamped at 0, Retry-After cap, back-off bounds),
+/// the secret to redact, the clock, and the backend-owned budgets, handle pool and health
+/// (pointers kept, not owned). Built once per backend, not per call; used by OpenAiBackend
+/// and AnthropicBackend.
+ChatEndpoint make_chat_endpoint(const OpenAiOptions& options, std::string url, std::vector<std::string> headers,
+                                RateLimiter* limiter, CurlHandlePool* pool, EndpointHealth* health);
 
 /// `url` with any "user:pass@" userinfo removed from its authority.
 std::string strip_url_userinfo(const std::string& url);
