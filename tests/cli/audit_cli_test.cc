@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/store_poll.h"
 #include "common/process.h"
 #include "common/test_data.h"
 #include "store/store.h"
@@ -143,16 +144,7 @@ TEST(Cli, SigkillMidRunThenResumeHoldsEveryPlannedDrawOnce) {
   testing::Child run =
       testing::spawn({"run", d / "study.yaml", "--quiet", "--threads", "2", "--store", d / "c.sqlite"}, d / "run.err");
   // Wait until some draws are committed, then kill without warning.
-  int64_t seen = 0;
-  for (int i = 0; i < 2000 && seen < 300; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    if (!std::filesystem::exists(d / "c.sqlite")) continue;
-    auto s = Store::open_existing(d / "c.sqlite");
-    if (s.ok()) {
-      auto n = (*s)->draw_count();
-      if (n.ok()) seen = *n;
-    }
-  }
+  testing::wait_for_draws(d / "c.sqlite", 300, 2000);
   testing::kill_and_wait(run, SIGKILL);
   {
     auto s = Store::open_existing(d / "c.sqlite");

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "common/store_poll.h"
 #include "common/process.h"
 #include "common/test_data.h"
 #include "store/store.h"
@@ -134,16 +135,7 @@ TEST(FairnessCli, SigkillMidRunThenResumeHoldsEveryPlannedDrawOnce) {
   const int64_t planned = 3 * 15 * reps;
   testing::Child run =
       testing::spawn({"run", d / "study.yaml", "--quiet", "--threads", "2", "--store", d / "c.sqlite"}, d / "run.err");
-  int64_t seen = 0;
-  for (int i = 0; i < 4000 && seen < 100; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    if (!std::filesystem::exists(d / "c.sqlite")) continue;
-    auto s = Store::open_existing(d / "c.sqlite");
-    if (s.ok()) {
-      auto n = (*s)->draw_count();
-      if (n.ok()) seen = *n;
-    }
-  }
+  testing::wait_for_draws(d / "c.sqlite", 100, 4000);
   testing::kill_and_wait(run, SIGKILL);
   {
     auto s = Store::open_existing(d / "c.sqlite");

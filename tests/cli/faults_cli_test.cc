@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "backend/sim.h"
+#include "common/store_poll.h"
 #include "common/process.h"
 #include "common/test_data.h"
 #include "store/store.h"
@@ -254,16 +255,7 @@ TEST(FaultsCli, SigkillDuringAConcurrentHttpRunLosesOnlyInFlightDraws) {
   testing::Child run = testing::spawn({"run", d / "study.yaml", "--quiet", "--threads", "16", "--no-cache", "--store",
                                        d / "k.sqlite"},
                                       d / "run.err");
-  int64_t seen = 0;
-  for (int i = 0; i < 4000 && seen < 200; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    if (!std::filesystem::exists(d / "k.sqlite")) continue;
-    auto s = Store::open_existing(d / "k.sqlite");
-    if (s.ok()) {
-      auto n = (*s)->draw_count();
-      if (n.ok()) seen = *n;
-    }
-  }
+  testing::wait_for_draws(d / "k.sqlite", 200, 4000);
   testing::kill_and_wait(run, SIGKILL);
   {
     auto s = Store::open_existing(d / "k.sqlite");
