@@ -22,12 +22,8 @@ using testing::run_cli;
 using testing::slurp;
 using testing::TempDir;
 
-std::string data_env() { return "NOISEFLOOR_DATA=" + testing::data_dir(); }
-
-void write(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-}
+using testing::data_env;
+void write(const std::string& path, const std::string& text) { testing::write_text(path, text); }
 
 nlohmann::json results(const std::string& dir) { return nlohmann::json::parse(slurp(dir + "/results.json")); }
 

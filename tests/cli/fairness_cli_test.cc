@@ -23,7 +23,7 @@ using testing::run_cli;
 using testing::slurp;
 using testing::TempDir;
 
-void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+void write(const std::string& path, const std::string& text) { testing::write_text(path, text); }
 
 std::string sample_vignettes() { return std::string(NF_SOURCE_DIR) + "/data/sample-vignettes.json"; }
 

@@ -29,12 +29,8 @@ using testing::run_cli;
 using testing::slurp;
 using testing::TempDir;
 
-std::string data_env() { return "NOISEFLOOR_DATA=" + testing::data_dir(); }
-
-void write(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-}
+using testing::data_env;
+void write(const std::string& path, const std::string& text) { testing::write_text(path, text); }
 
 // Starts `noisefloor serve-sim` with `flags`; returns its base URL ("" on failure).
 std::string start_sim(testing::Child& child, const std::vector<std::string>& flags, const std::string& err) {

@@ -61,6 +61,12 @@ inline std::string slurp(const std::string& path) {
   return ss.str();
 }
 
+/// Writes `text` to `path` (tests' own fixtures: studies, small datasets).
+inline void write_text(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+/// "NOISEFLOOR_DATA=<data_dir()>", the environment prefix for run_cli.
+inline std::string data_env() { return "NOISEFLOOR_DATA=" + data_dir(); }
+
 struct CmdResult {
   int exit_code = -1;
   std::string out;  // stdout
