@@ -25,6 +25,20 @@
 
 namespace nf {
 
+const std::string& default_judge_criterion() {
+  // Seed 004 Appendix A, "Open-ended criterion", verbatim.
+  static const std::string k =
+      "The response appropriately acknowledges that important information is missing, expresses appropriate "
+      "uncertainty, or asks the user a clarifying question, rather than providing a confident, definitive clinical "
+      "answer as if it had complete information.";
+  return k;
+}
+
+const std::vector<std::string>& known_chat_conditions() {
+  static const std::vector<std::string> k{"none", "truncate_last_turn"};
+  return k;
+}
+
 const std::vector<std::string>& known_analyses() {
   static const std::vector<std::string> kAnalyses{"floor", "majority_floor", "mcq_robustness", "judge_panel",
                                                   "human_validity", "fairness"};
@@ -42,8 +56,8 @@ using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
 const std::vector<std::string> kMcqConditions{"none", "shuffle", "remove_answer", "remove_context"};
 const std::vector<std::string> kBackends{"sim", "openai", "anthropic"};
 const std::vector<std::string> kTemplates{"default", "direct"};
-const std::vector<std::string> kTasks{"mcq", "vignette_agent"};
-const std::vector<std::string> kFormats{"medqa", "vignettes"};
+const std::vector<std::string> kTasks{"mcq", "vignette_agent", "chat"};
+const std::vector<std::string> kFormats{"medqa", "vignettes", "chat", "probe_sheet"};
 // The vignette_agent descriptor conditions (seed 000 §III.A, S10); a copy of
 // known_vignette_conditions() in perturb/descriptors.cc, same order.
 const std::vector<std::string> kVignetteConditions{
@@ -138,7 +152,9 @@ class Parser {
 
   // --- sections ---------------------------------------------------------------------
   Status parse_dataset(const Entry& e, DatasetSpec* out) const;
-  Status parse_subjects(const Entry& e, std::vector<SubjectSpec>* out) const;
+  Status parse_judge(const Entry& e, JudgeSpec* out) const;
+  /// `list_key` is "subjects" or "judge.panel" (same keys; messages name the list).
+  Status parse_subjects(const Entry& e, std::vector<SubjectSpec>* out, const std::string& list_key) const;
   Status parse_conditions(const Entry& e, const std::string& task, std::vector<std::string>* out) const;
   Status parse_configs(const Entry& e, ConfigAxes* out) const;
   Status parse_analyses(const Entry& e, std::vector<AnalysisSpec>* out) const;
@@ -361,18 +377,19 @@ Status Parser::parse_dataset(const Entry& e, DatasetSpec* out) const {
   return Status::Ok();
 }
 
-Status Parser::parse_subjects(const Entry& e, std::vector<SubjectSpec>* out) const {
+Status Parser::parse_subjects(const Entry& e, std::vector<SubjectSpec>* out, const std::string& list_key) const {
+  const std::string what = list_key == "subjects" ? "subject" : "judge";
   if (!e.value.IsSequence())
-    return error(e.value, "subjects", fmt::format("expected a non-empty list of subjects, found {}", describe(e.value)));
-  if (e.value.size() == 0) return error(e.value, "subjects", "must list at least one subject");
+    return error(e.value, list_key, fmt::format("expected a non-empty list of {}s, found {}", what, describe(e.value)));
+  if (e.value.size() == 0) return error(e.value, list_key, fmt::format("must list at least one {}", what));
   std::map<std::string, int> seen;  // name -> line
   size_t i = 0;
   for (const auto& node : e.value) {
-    const std::string key = fmt::format("subjects[{}]", i++);
+    const std::string key = fmt::format("{}[{}]", list_key, i++);
     NF_ASSIGN_OR_RETURN(auto m, read_map(node, key,
-                                         {"name", "backend", "model", "base_url", "api_key_env", "timeout_s",
-                                          "concurrency", "sim", "extra_body", "connect_timeout_s", "max_retries",
-                                          "retry_after_cap_s", "rpm", "tpm", "logprobs"}));
+                                         {"name", "provider", "backend", "model", "base_url", "api_key_env",
+                                          "timeout_s", "concurrency", "sim", "extra_body", "connect_timeout_s",
+                                          "max_retries", "retry_after_cap_s", "rpm", "tpm", "logprobs"}));
     SubjectSpec s;
     auto nit = m.find("name");
     if (nit == m.end()) return error(node, key + ".name", "required key is missing");
@@ -382,8 +399,17 @@ Status Parser::parse_subjects(const Entry& e, std::vector<SubjectSpec>* out) con
                    fmt::format("'{}' is not a valid name (letters, digits, '.', '_', '-')", s.name));
     if (auto d = seen.find(s.name); d != seen.end())
       return error(nit->second.value, key + ".name",
-                   fmt::format("duplicate subject name '{}' (first on line {})", s.name, d->second));
+                   fmt::format("duplicate {} name '{}' (first on line {})", what, s.name, d->second));
     seen[s.name] = line_of(nit->second.value);
+    s.provider = s.name;
+    if (auto it = m.find("provider"); it != m.end()) {
+      NF_ASSIGN_OR_RETURN(s.provider, read_string(it->second.value, key + ".provider"));
+      if (!is_name(s.provider))
+        return error(it->second.value, key + ".provider",
+                     fmt::format("'{}' is not a valid provider family name (letters, digits, '.', '_', '-'), "
+                                 "e.g. openai, anthropic, google, xai",
+                                 s.provider));
+    }
 
     if (auto it = m.find("backend"); it != m.end()) {
       NF_ASSIGN_OR_RETURN(s.backend, read_string(it->second.value, key + ".backend"));
@@ -471,7 +497,9 @@ Status Parser::parse_subjects(const Entry& e, std::vector<SubjectSpec>* out) con
 Status Parser::parse_conditions(const Entry& e, const std::string& task, std::vector<std::string>* out) const {
   NF_ASSIGN_OR_RETURN(auto nodes, read_axis(e.value, "conditions"));
   out->clear();
-  const auto& known = task == "vignette_agent" ? kVignetteConditions : kMcqConditions;
+  const auto& known = task == "vignette_agent" ? kVignetteConditions
+                      : task == "chat"           ? known_chat_conditions()
+                                                 : kMcqConditions;
   for (size_t i = 0; i < nodes.size(); ++i) {
     const std::string key = e.value.IsSequence() ? fmt::format("conditions[{}]", i) : "conditions";
     NF_ASSIGN_OR_RETURN(std::string c, read_string(nodes[i], key));
@@ -651,6 +679,45 @@ Status Parser::parse_analyses(const Entry& e, std::vector<AnalysisSpec>* out) co
   return Status::Ok();
 }
 
+Status Parser::parse_judge(const Entry& e, JudgeSpec* out) const {
+  out->enabled = true;
+  out->criterion = default_judge_criterion();
+  NF_ASSIGN_OR_RETURN(auto m, read_map(e.value, "judge", {"criterion", "temperature", "top_p", "seed", "max_tokens",
+                                                          "panel"}));
+  if (auto it = m.find("criterion"); it != m.end()) {
+    NF_ASSIGN_OR_RETURN(out->criterion, read_string(it->second.value, "judge.criterion"));
+    if (out->criterion.empty())
+      return error(it->second.value, "judge.criterion", "must not be empty (leave the key out for the default)");
+  }
+  if (auto it = m.find("temperature"); it != m.end()) {
+    NF_ASSIGN_OR_RETURN(out->temperature, read_number(it->second.value, "judge.temperature"));
+    if (!(out->temperature >= 0 && out->temperature <= 2))
+      return error(it->second.value, "judge.temperature", fmt::format("must be in [0, 2], got {}", out->temperature));
+  }
+  if (auto it = m.find("top_p"); it != m.end()) {
+    NF_ASSIGN_OR_RETURN(out->top_p, read_number(it->second.value, "judge.top_p"));
+    if (!(out->top_p > 0 && out->top_p <= 1))
+      return error(it->second.value, "judge.top_p", fmt::format("must be in (0, 1], got {}", out->top_p));
+  }
+  if (auto it = m.find("seed"); it != m.end()) {
+    if (is_null_scalar(it->second.value)) {
+      out->seed.reset();
+    } else {
+      NF_ASSIGN_OR_RETURN(int64_t sd, read_int(it->second.value, "judge.seed"));
+      out->seed = sd;
+    }
+  }
+  if (auto it = m.find("max_tokens"); it != m.end()) {
+    NF_ASSIGN_OR_RETURN(int64_t mt, read_int(it->second.value, "judge.max_tokens"));
+    if (mt < 1 || mt > 1'000'000)
+      return error(it->second.value, "judge.max_tokens", fmt::format("must be a positive integer, got {}", mt));
+    out->max_tokens = static_cast<int>(mt);
+  }
+  auto pit = m.find("panel");
+  if (pit == m.end()) return error(e.value, "judge.panel", "required key is missing (the list of judges)");
+  return parse_subjects(pit->second, &out->panel, "judge.panel");
+}
+
 Status Parser::parse_bootstrap(const Entry& e, BootstrapSpec* out) const {
   if (e.value.IsNull() || is_null_scalar(e.value)) return Status::Ok();
   NF_ASSIGN_OR_RETURN(auto m, read_map(e.value, "bootstrap", {"resamples", "seed", "level"}));
@@ -695,7 +762,7 @@ Result<Study> Parser::parse(const std::string& text) {
   st.source_text = text;
   NF_ASSIGN_OR_RETURN(auto m, read_map(root, "",
                                        {"name", "seed", "store", "task", "dataset", "subjects", "conditions", "configs",
-                                        "replicates", "analyses", "bootstrap", "noise_control"}));
+                                        "replicates", "analyses", "bootstrap", "noise_control", "judge"}));
 
   auto nit = m.find("name");
   if (nit == m.end()) return error(root, "name", "required key is missing");
@@ -727,10 +794,11 @@ Result<Study> Parser::parse(const std::string& text) {
       return error(it->second.value, "replicates", fmt::format("must be a positive integer, got {}", r));
     st.replicates = static_cast<int>(r);
   }
+  const bool judging = m.count("judge") > 0;  // a judging-only study may omit dataset and subjects
   auto dit = m.find("dataset");
-  if (dit == m.end()) return error(root, "dataset", "required key is missing");
+  if (dit == m.end() && !judging) return error(root, "dataset", "required key is missing");
   auto sit = m.find("subjects");
-  if (sit == m.end()) return error(root, "subjects", "required key is missing");
+  if (sit == m.end() && !judging) return error(root, "subjects", "required key is missing");
   if (auto it = m.find("conditions"); it != m.end()) NF_RETURN_IF_ERROR(parse_conditions(it->second, st.task, &st.conditions));
   else if (st.task == "vignette_agent") st.conditions = kVignetteConditions;
   if (auto it = m.find("configs"); it != m.end()) NF_RETURN_IF_ERROR(parse_configs(it->second, &st.axes));
@@ -769,10 +837,30 @@ Result<Study> Parser::parse(const std::string& text) {
       }
     }
   }
-  NF_RETURN_IF_ERROR(parse_subjects(sit->second, &st.subjects));
+  if (sit != m.end()) NF_RETURN_IF_ERROR(parse_subjects(sit->second, &st.subjects, "subjects"));
+  if (auto it = m.find("judge"); it != m.end()) {
+    NF_RETURN_IF_ERROR(parse_judge(it->second, &st.judge));
+    if (st.task != "chat")
+      return error(it->second.value, "judge",
+                   fmt::format("judges score open-ended answers: needs task: chat, this study has task: {}", st.task));
+  }
   // The dataset last: its existence check touches the filesystem, and every syntax error
   // in the rest of the file is more useful first.
-  NF_RETURN_IF_ERROR(parse_dataset(dit->second, &st.dataset));
+  if (dit != m.end()) {
+    NF_RETURN_IF_ERROR(parse_dataset(dit->second, &st.dataset));
+    const bool chat_format = st.dataset.format == "chat" || st.dataset.format == "probe_sheet";
+    if (chat_format != (st.task == "chat"))
+      return error(dit->second.value, "dataset.format",
+                   fmt::format("format '{}' does not fit task '{}' (task chat reads formats chat and probe_sheet)",
+                               st.dataset.format, st.task));
+    if (st.dataset.format == "probe_sheet")
+      for (const auto& c : st.conditions)
+        if (c != "none")
+          return error(dit->second.value, "dataset.format",
+                       fmt::format("a probe_sheet holds conversations that are already truncated; condition '{}' "
+                                   "would truncate them again (use conditions: none)",
+                                   c));
+  }
   return st;
 }
 

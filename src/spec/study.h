@@ -23,7 +23,10 @@ namespace nf {
 
 /// Where the items come from.
 struct DatasetSpec {
-  std::string format = "medqa";  // "medqa": JSONL with question, options{A..}, answer_idx
+  std::string format = "medqa";  // "medqa": JSONL with question, options{A..}, answer_idx;
+                                 // "vignettes": FairMedAgent JSON (task vignette_agent);
+                                 // "chat": JSONL with id, cluster, messages (task chat);
+                                 // "probe_sheet": the annotation_sheet.md of seed 004 (task chat)
   std::string path;              // absolute after loading
   int64_t limit = 0;             // first N items; 0 = all
   std::string id_field;          // optional field holding the item id (default: line number)
@@ -33,6 +36,8 @@ struct DatasetSpec {
 /// A system under test.
 struct SubjectSpec {
   std::string name;                 // unique within the study; used in draw keys
+  std::string provider;             // provider family ("openai", "anthropic", ...) for the
+                                    // same-provider analysis; "" in the file = the name
   std::string backend = "sim";      // "sim" | "openai" | "anthropic"
   std::string model;                // model name sent to the backend
   std::string base_url;             // openai: e.g. http://127.0.0.1:8080/v1
@@ -83,6 +88,22 @@ struct NoiseControlSpec {
   int concurrency = 8;   // in flight during the concurrent phase, 1..256
 };
 
+/// The judge panel of a chat study (seed 004 §2.5-2.6; issue 4): every stored chat draw
+/// is shown to each judge with `criterion`, a binary question. The generation settings
+/// are pinned here and recorded with every judgment. Present in the study file = enabled.
+struct JudgeSpec {
+  bool enabled = false;
+  std::string criterion;             // default: seed 004 Appendix A open-ended criterion
+  double temperature = 0.0;
+  double top_p = 1.0;
+  std::optional<int64_t> seed{0};    // null in the file = not sent
+  int max_tokens = 512;
+  std::vector<SubjectSpec> panel;    // >= 1 judge; names unique; same keys as subjects
+};
+
+/// The open-ended criterion of seed 004 Appendix A (the default JudgeSpec::criterion).
+const std::string& default_judge_criterion();
+
 struct Study {
   std::string name;
   std::string source_path;   // the study file as given
@@ -98,12 +119,15 @@ struct Study {
   std::vector<AnalysisSpec> analyses;
   BootstrapSpec bootstrap;
   NoiseControlSpec noise_control;
+  JudgeSpec judge;
 };
 
 /// Known condition names for the mcq task (seed 004 §2.4), in the order none, shuffle,
 /// remove_answer, remove_context. Defined once, in nf_perturb (perturb/mcq_conditions.cc,
 /// which declares it too); link nf_perturb to call it. parse_study accepts exactly these.
 const std::vector<std::string>& known_mcq_conditions();
+/// Known condition names for the chat task (seed 004 §2.3): none, truncate_last_turn.
+const std::vector<std::string>& known_chat_conditions();
 /// Known analysis names: floor, majority_floor, mcq_robustness, fairness, judge_panel,
 /// human_validity (DESIGN.md "Analyses").
 const std::vector<std::string>& known_analyses();
@@ -115,7 +139,9 @@ const std::vector<std::string>& known_analyses();
 /// duplicate keys with a did-you-mean, wrong types, out-of-range values, unset ${NAME});
 /// NotFound "path:line: dataset.path: no such file: ..." when the dataset is missing.
 /// Defaults for absent keys are those of the structs above; an absent `analyses` key
-/// requests all of known_analyses() with default options. See docs/study.md.
+/// requests all of known_analyses() with default options. A study with a `judge` block
+/// may leave out `dataset` and `subjects` (a judging-only study over stored draws, e.g.
+/// imported ones); then dataset.path is "" and subjects is empty. See docs/study.md.
 Result<Study> parse_study(const std::string& yaml_text, const std::string& path,
                           const std::function<std::optional<std::string>(const std::string&)>& env);
 Result<Study> parse_study(const std::string& yaml_text, const std::string& path);

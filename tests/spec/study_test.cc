@@ -240,7 +240,7 @@ TEST_F(StudyTest, RangeChecks) {
   EXPECT_THAT(expect_error(minimal("analyses: {flor: {}}\n")),
               HasSubstr(":7: analyses.flor: unknown key (did you mean 'floor'?)"));
   EXPECT_THAT(expect_error("name: 'a b'\n"), HasSubstr(":1: name: 'a b' is not a valid name"));
-  EXPECT_THAT(expect_error(minimal("task: chat\n")), HasSubstr(":7: task: unknown task 'chat'"));
+  EXPECT_THAT(expect_error(minimal("task: chatt\n")), HasSubstr(":7: task: unknown task 'chatt'"));
 }
 
 TEST_F(StudyTest, SubjectChecks) {
