@@ -24,6 +24,9 @@ namespace {
 
 const std::vector<std::string> kColumns{"subject", "item", "cluster", "condition", "config",
                                         "replicate", "outcome", "value"};
+// Optional columns, as `noisefloor export` writes them: the outcome's label ("B") and the
+// draw's status (only ok draws carry outcomes, so any other status is refused).
+const std::vector<std::string> kOptionalColumns{"label", "status"};
 
 /// One CSV record with the 1-based line on which it starts.
 struct CsvRecord {
@@ -146,6 +149,10 @@ Result<std::vector<LongDrawRow>> convert(const std::string& path, const std::vec
     if (row.cluster.empty()) row.cluster = row.item;
     if (row.condition.empty()) row.condition = "none";
     if (row.config.empty()) row.config = "default";
+    if (const std::string st = trim(get("status")); !st.empty() && st != "ok")
+      return err("status", fmt::format("'{}': only ok draws carry outcomes (api_error, parse_error and refused "
+                                       "draws have none to import)",
+                                       st));
 
     const std::string rep = trim(get("replicate"));
     if (rep.empty()) return err("replicate", "empty, expected a non-negative integer");
@@ -164,6 +171,7 @@ Result<std::vector<LongDrawRow>> convert(const std::string& path, const std::vec
       row.label = lv;
     } else if (parse_number(v, &num)) {
       row.value = num;
+      row.label = get("label");  // kept as exported ("B" for a choice), "" when absent
     } else {
       auto& cats = categories[row.outcome];
       auto [it, inserted] = cats.emplace(v, static_cast<int>(cats.size()));
@@ -215,9 +223,45 @@ Result<std::vector<RawRow>> read_csv_rows(const std::string& path, const std::st
     row.line = rec.line;
     for (const auto& c : kColumns)
       if (auto it = index.find(c); it != index.end()) row.text[c] = rec.fields[it->second];
+    for (const auto& c : kOptionalColumns)
+      if (auto it = index.find(c); it != index.end()) row.text[c] = rec.fields[it->second];
     rows.push_back(std::move(row));
   }
   return rows;
+}
+
+/// Expands one exported draw object into long rows (one per outcome). The draw's fields
+/// become the key columns; an outcome needs a string name and a numeric value.
+Status expand_draw_line(const std::string& path, size_t line_no, const nlohmann::json& j, std::vector<RawRow>* rows) {
+  const nlohmann::json& outs = j["outcomes"];
+  if (!outs.is_array())
+    return InvalidArgument(fmt::format("{}:{}: outcomes: expected an array, found {}", path, line_no, outs.type_name()));
+  RawRow base;
+  base.line = line_no;
+  for (const char* c : {"subject", "item", "cluster", "condition", "config", "status"}) {
+    auto it = j.find(c);
+    if (it == j.end() || it->is_null()) continue;
+    if (!it->is_string())
+      return InvalidArgument(fmt::format("{}:{}: {}: expected a string, found {}", path, line_no, c, it->type_name()));
+    base.text[c] = it->get<std::string>();
+  }
+  auto rep = j.find("replicate");
+  if (rep == j.end() || !rep->is_number_integer())
+    return InvalidArgument(fmt::format("{}:{}: replicate: expected a non-negative integer", path, line_no));
+  base.text["replicate"] = rep->dump();
+  for (size_t k = 0; k < outs.size(); ++k) {
+    const nlohmann::json& o = outs[k];
+    const std::string where = fmt::format("{}:{}: outcomes[{}]", path, line_no, k);
+    if (!o.is_object() || !o.contains("name") || !o["name"].is_string() || !o.contains("value") ||
+        !o["value"].is_number())
+      return InvalidArgument(where + ": expected {\"name\": string, \"value\": number, \"label\": string}");
+    RawRow row = base;
+    row.text["outcome"] = o["name"].get<std::string>();
+    row.text["value"] = o["value"].dump();
+    if (auto l = o.find("label"); l != o.end() && l->is_string()) row.text["label"] = l->get<std::string>();
+    rows->push_back(std::move(row));
+  }
+  return Status::Ok();
 }
 
 Result<std::vector<RawRow>> read_jsonl_rows(const std::string& path, const std::string& text) {
@@ -237,6 +281,12 @@ Result<std::vector<RawRow>> read_jsonl_rows(const std::string& path, const std::
       return InvalidArgument(fmt::format("{}:{}: malformed JSON: {}", path, line_no, ex.what()));
     }
     if (!j.is_object()) return InvalidArgument(fmt::format("{}:{}: expected a JSON object", path, line_no));
+    if (j.contains("outcomes") && !j.contains("outcome")) {
+      // One draw per line, as `noisefloor export --format jsonl` writes it: expand its
+      // outcomes array [{name, value, label}] into long rows.
+      NF_RETURN_IF_ERROR(expand_draw_line(path, line_no, j, &rows));
+      continue;
+    }
     RawRow row;
     row.line = line_no;
     for (const auto& c : kColumns) {
@@ -260,6 +310,13 @@ Result<std::vector<RawRow>> read_jsonl_rows(const std::string& path, const std::
         return InvalidArgument(fmt::format("{}:{}: {}: expected a string or a number, found {}", path, line_no, c,
                                            it->type_name()));
       }
+    }
+    for (const auto& c : kOptionalColumns) {
+      auto it = j.find(c);
+      if (it == j.end() || it->is_null()) continue;
+      if (!it->is_string())
+        return InvalidArgument(fmt::format("{}:{}: {}: expected a string, found {}", path, line_no, c, it->type_name()));
+      row.text[c] = it->get<std::string>();
     }
     rows.push_back(std::move(row));
   }

@@ -23,10 +23,15 @@ struct LongDrawRow {
 ///   subject,item,cluster,condition,config,replicate,outcome,value
 /// Format chosen by extension (.csv, .jsonl/.json) . `cluster` may be empty (defaults to
 /// item). `value` is a number, or true/false (-> 1/0); other strings are mapped to a
-/// stable category index per outcome (first seen = 0) with `label` kept.
+/// stable category index per outcome (first seen = 0) with `label` kept. Optional columns
+/// as `noisefloor export` writes them: `label` (kept with a numeric value, so an export ->
+/// import round trip keeps "B") and `status` (must be "ok" or empty: only ok draws carry
+/// outcomes; other columns are ignored). A JSONL line with an "outcomes" array (and no
+/// "outcome" key) is one draw as `noisefloor export --format jsonl` writes it; its
+/// outcomes are expanded into rows, so both export formats import back.
 /// Errors (InvalidArgument "path:line: column: problem"): missing column, empty
-/// subject/item/outcome, non-integer or negative replicate, duplicate
-/// (subject,item,condition,config,replicate,outcome).
+/// subject/item/outcome, non-integer or negative replicate, a status other than ok,
+/// duplicate (subject,item,condition,config,replicate,outcome).
 Result<std::vector<LongDrawRow>> read_long_draws(const std::string& path);
 
 }  // namespace nf
