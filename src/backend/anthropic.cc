@@ -65,8 +65,7 @@ AnthropicBackend::AnthropicBackend(OpenAiOptions options) : options_(std::move(o
   while (!base_url_.empty() && base_url_.back() == '/') base_url_.pop_back();
   std::vector<std::string> headers = {"Content-Type: application/json", "Expect:", "anthropic-version: 2023-06-01"};
   if (!options_.api_key.empty()) headers.push_back("x-api-key: " + options_.api_key);
-  if (options_.rpm > 0 || options_.tpm > 0)
-    limiter_ = std::make_unique<RateLimiter>(options_.rpm, options_.tpm, options_.clock ? *options_.clock : real_clock());
+  limiter_ = make_endpoint_limiter(options_);
   endpoint_ = make_chat_endpoint(options_, base_url_ + "/messages", std::move(headers), limiter_.get(), pool_.get(),
                                  &health_);
 }

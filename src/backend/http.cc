@@ -5,6 +5,8 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string_view>
 
 #include <curl/curl.h>
 #include <fmt/format.h>
@@ -27,22 +29,34 @@ size_t write_body(char* ptr, size_t size, size_t nmemb, void* userdata) {
   return size * nmemb;
 }
 
+// The headers kept from a reply: those provenance_headers() keeps (which include
+// retry-after and date, needed by the retry policy). Everything else is dropped in the
+// header callback without allocating (profile: bench/README.md).
+bool keep_header(std::string_view name) {
+  if (name == "set-cookie" || name == "authorization" || name == "x-api-key") return false;
+  auto starts = [&](std::string_view p) { return name.substr(0, p.size()) == p; };
+  return name == "server" || name == "date" || name == "x-request-id" || name == "request-id" ||
+         name == "retry-after" || starts("openai-") || starts("x-ratelimit-") || starts("anthropic-") ||
+         name.find("model") != std::string_view::npos || name.find("fingerprint") != std::string_view::npos;
+}
+
 size_t write_header(char* ptr, size_t size, size_t nmemb, void* userdata) {
   auto* reply = static_cast<HttpReply*>(userdata);
   const size_t n = size * nmemb;
-  std::string line(ptr, n);
-  if (line.rfind("HTTP/", 0) == 0) {
+  const std::string_view line(ptr, n);
+  if (line.substr(0, 5) == "HTTP/") {
     reply->headers.clear();  // a new response (after 100-continue or a redirect)
     return n;
   }
   const size_t colon = line.find(':');
-  if (colon == std::string::npos) return n;
-  std::string name = line.substr(0, colon);
+  if (colon == std::string_view::npos) return n;
+  std::string name(line.substr(0, colon));  // header names are short: no allocation (SSO)
   std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (!keep_header(name)) return n;
   size_t b = colon + 1, e = line.size();
   while (b < e && (line[b] == ' ' || line[b] == '\t')) ++b;
   while (e > b && (line[e - 1] == '\r' || line[e - 1] == '\n' || line[e - 1] == ' ')) --e;
-  reply->headers[name] = line.substr(b, e - b);
+  reply->headers[std::move(name)] = std::string(line.substr(b, e - b));
   return n;
 }
 
@@ -52,10 +66,13 @@ CurlHandlePool::~CurlHandlePool() {
   for (auto& [id, h] : handles_) curl_easy_cleanup(static_cast<CURL*>(h));
 }
 
-void* CurlHandlePool::for_this_thread() {
+void* CurlHandlePool::for_this_thread() { return for_this_thread(nullptr); }
+
+void* CurlHandlePool::for_this_thread(bool* fresh) {
   global_init_once();
   std::lock_guard<std::mutex> lock(mu_);
   void*& h = handles_[std::this_thread::get_id()];
+  if (fresh) *fresh = h == nullptr;
   if (h == nullptr) h = curl_easy_init();
   return h;
 }
@@ -63,7 +80,8 @@ void* CurlHandlePool::for_this_thread() {
 HttpReply http_post(CurlHandlePool& pool, const std::string& url, const std::vector<std::string>& headers, const std::string& payload,
                     double timeout_s, double connect_timeout_s) {
   HttpReply a;
-  CURL* c = static_cast<CURL*>(pool.for_this_thread());
+  bool fresh = false;
+  CURL* c = static_cast<CURL*>(pool.for_this_thread(&fresh));
   if (c == nullptr) {
     a.transport_error = true;
     a.curl_error = "curl_easy_init failed";
@@ -73,21 +91,23 @@ HttpReply http_post(CurlHandlePool& pool, const std::string& url, const std::vec
   for (const auto& h : headers) raw = curl_slist_append(raw, h.c_str());
   std::unique_ptr<curl_slist, SlistDeleter> list(raw);
   char errbuf[CURL_ERROR_SIZE] = {0};
+  if (fresh) {  // options that never change for a handle: set once
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_POST, 1L);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_body);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, write_header);
+    curl_easy_setopt(c, CURLOPT_PROXY, "");
+    curl_easy_setopt(c, CURLOPT_TCP_NODELAY, 1L);
+  }
   curl_easy_setopt(c, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_POST, 1L);
   curl_easy_setopt(c, CURLOPT_POSTFIELDS, payload.data());
   curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(payload.size()));
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, list.get());
   curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_s * 1000.0));
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(connect_timeout_s * 1000.0));
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_body);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &a.body);
-  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, write_header);
   curl_easy_setopt(c, CURLOPT_HEADERDATA, &a);
   curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
-  curl_easy_setopt(c, CURLOPT_PROXY, "");
-  curl_easy_setopt(c, CURLOPT_TCP_NODELAY, 1L);
   const auto t0 = std::chrono::steady_clock::now();
   const CURLcode rc = curl_easy_perform(c);
   a.latency_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -118,14 +138,8 @@ std::string redact_secret(std::string text, const std::string& secret) {
 
 std::map<std::string, std::string> provenance_headers(const std::map<std::string, std::string>& headers) {
   std::map<std::string, std::string> out;
-  for (const auto& [name, value] : headers) {
-    if (name == "set-cookie" || name == "authorization" || name == "x-api-key") continue;
-    const bool keep = name == "server" || name == "date" || name == "x-request-id" || name == "request-id" ||
-                      name == "retry-after" || name.rfind("openai-", 0) == 0 || name.rfind("x-ratelimit-", 0) == 0 ||
-                      name.rfind("anthropic-", 0) == 0 || name.find("model") != std::string::npos ||
-                      name.find("fingerprint") != std::string::npos;
-    if (keep) out[name] = value;
-  }
+  for (const auto& [name, value] : headers)
+    if (keep_header(name)) out[name] = value;
   return out;
 }
 
@@ -133,11 +147,36 @@ ChatResponse post_chat(const ChatEndpoint& ep, const std::string& payload, const
                        int max_tokens) {
   Clock& clock = ep.clock ? *ep.clock : real_clock();
   HttpReply last;
+  // A 429 whose Retry-After parses (seconds or HTTP-date) pauses the whole endpoint for
+  // that long (0 = no pause; beyond the cap the draw gives up and nobody is paused).
+  auto endpoint_pause_s = [&](const HttpReply& reply) -> std::optional<double> {
+    const auto ra = reply.headers.find("retry-after");
+    if (ra == reply.headers.end()) return std::nullopt;
+    const auto date = reply.headers.find("date");
+    auto wait = parse_retry_after(ra->second, date == reply.headers.end() ? std::string() : date->second,
+                                  clock.unix_time_s());
+    if (wait && *wait > ep.policy.retry_after_cap_s) return 0.0;
+    return wait;
+  };
   ChatResponse parsed;
   bool parsed_ok = false;
   auto attempt_fn = [&](int) {
-    if (ep.limiter) ep.limiter->before_request();
+    RateLimiter::Permit permit;
+    if (ep.limiter) permit = ep.limiter->admit();
     last = http_post(*ep.pool, ep.url, ep.headers, payload, ep.timeout_s, ep.connect_timeout_s);
+    if (ep.limiter) {
+      const bool ok2xx = !last.transport_error && last.http >= 200 && last.http < 300;
+      RateLimiter::Outcome outcome = ok2xx ? RateLimiter::Outcome::kSuccess : RateLimiter::Outcome::kOther;
+      double pause_s = 0.0;
+      if (last.http == 429) {
+        const std::optional<double> pause = endpoint_pause_s(last);
+        outcome = pause ? RateLimiter::Outcome::kThrottledPause : RateLimiter::Outcome::kThrottled;
+        pause_s = pause.value_or(0.0);
+      }
+      // The shared "not before" is set with the release, before any other worker can
+      // take the freed slot.
+      ep.limiter->release(permit, outcome, pause_s);
+    }
     if (!last.transport_error && ep.health) ep.health->answered = true;
     AttemptResult a;
     a.transport_error = last.transport_error;
@@ -152,22 +191,21 @@ ChatResponse post_chat(const ChatEndpoint& ep, const std::string& payload, const
     }
     return a;
   };
-  auto on_wait = [&](const AttemptResult& a, double wait_s) {
-    if (a.http == 429 && ep.limiter) ep.limiter->pause_for(wait_s);
-  };
+  // The endpoint-wide pause after a 429 is set in release() above; a 429 without a usable
+  // Retry-After only cuts the in-flight limit while this worker backs off on its own.
   int attempts = 0;
   RetryPolicy policy = ep.policy;
   if (ep.health && ep.health->fail_fast()) policy.max_retries = 0;
-  const RetryDecision d = run_with_retries(policy, clock, rng, attempt_fn, &attempts, on_wait);
+  const RetryDecision d = run_with_retries(policy, clock, rng, attempt_fn, &attempts);
   if (ep.health) {
     if (last.transport_error && !ep.health->answered.load()) ep.health->dead_calls.fetch_add(1);
   }
 
-  ChatResponse r = parsed_ok ? parsed : ChatResponse();
+  ChatResponse r = parsed_ok ? std::move(parsed) : ChatResponse();
   r.attempts = attempts;
   r.latency_ms = last.latency_ms;
   r.http_status = static_cast<int>(last.http);
-  r.raw_body = redact_secret(last.body, ep.secret);
+  r.raw_body = redact_secret(std::move(last.body), ep.secret);
   r.headers = provenance_headers(last.headers);
   for (auto& [name, value] : r.headers) value = redact_secret(value, ep.secret);
   const std::string tries = fmt::format(" ({} attempt{})", attempts, attempts == 1 ? "" : "s");

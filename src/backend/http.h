@@ -27,7 +27,9 @@ struct HttpReply {
   std::string curl_error;
   long http = 0;                  // status of the last response (0 on transport error)
   std::string body;
-  std::map<std::string, std::string> headers;  // lower-cased names; last value wins
+  /// Lower-cased names; last value wins. Only the headers provenance_headers() keeps
+  /// (incl. retry-after and date): the rest are dropped as they arrive.
+  std::map<std::string, std::string> headers;
   double latency_ms = 0.0;
 };
 
@@ -42,6 +44,9 @@ class CurlHandlePool {
   CurlHandlePool& operator=(const CurlHandlePool&) = delete;
   /// This thread's handle (a CURL*), created on first use; nullptr if curl_easy_init fails.
   void* for_this_thread();
+  /// As above; *fresh (if not null) says whether the handle was created by this call (so
+  /// the caller sets the options that never change only once per handle).
+  void* for_this_thread(bool* fresh);
 
  private:
   std::mutex mu_;
@@ -82,7 +87,7 @@ struct ChatEndpoint {
   RetryPolicy policy;
   std::string secret;                // redacted from every error and body kept
   Clock* clock = nullptr;            // nullptr = real_clock()
-  RateLimiter* limiter = nullptr;    // nullptr = no budgets
+  RateLimiter* limiter = nullptr;    // nullptr = no budgets, no adaptive back-off
   CurlHandlePool* pool = nullptr;    // required: the backend's handles
   EndpointHealth* health = nullptr;  // nullptr = never fail fast
 };

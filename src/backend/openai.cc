@@ -69,12 +69,17 @@ OpenAiBackend::OpenAiBackend(OpenAiOptions options) : options_(std::move(options
   while (!base_url_.empty() && base_url_.back() == '/') base_url_.pop_back();
   std::vector<std::string> headers = {"Content-Type: application/json", "Expect:"};
   if (!options_.api_key.empty()) headers.push_back("Authorization: Bearer " + options_.api_key);
-  if (options_.rpm > 0 || options_.tpm > 0) {
-    limiter_ = std::make_unique<RateLimiter>(options_.rpm, options_.tpm,
-                                             options_.clock ? *options_.clock : real_clock());
-  }
+  limiter_ = make_endpoint_limiter(options_);
   endpoint_ = make_chat_endpoint(options_, base_url_ + "/chat/completions", std::move(headers), limiter_.get(),
                                  pool_.get(), &health_);
+}
+
+std::unique_ptr<RateLimiter> make_endpoint_limiter(const OpenAiOptions& options) {
+  AdaptiveOptions adaptive;
+  adaptive.enabled = options.adaptive;
+  adaptive.max_in_flight = options.max_in_flight;
+  return std::make_unique<RateLimiter>(options.rpm, options.tpm, options.clock ? *options.clock : real_clock(),
+                                       adaptive);
 }
 
 ChatEndpoint make_chat_endpoint(const OpenAiOptions& options, std::string url, std::vector<std::string> headers,

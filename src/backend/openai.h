@@ -35,6 +35,12 @@ struct OpenAiOptions {
   double tpm = 0;                 // tokens per minute (0 = unlimited)
   uint64_t jitter_seed = 1;       // seed of the back-off jitter stream
   Clock* clock = nullptr;         // nullptr = real_clock() (tests pass a fake)
+  /// Adaptive back-off after 429s (rate_limit.h AdaptiveOptions): an AIMD limit on the
+  /// requests in flight, starting at and capped by `max_in_flight` (the runner passes the
+  /// subject's concurrency), plus a shared pause on Retry-After. Default on; false only to
+  /// compare (tests, rehearsals).
+  bool adaptive = true;
+  double max_in_flight = 256;
 };
 
 /// The parsed fields of a 2xx chat.completion body, classified (issue 6 item 4):
@@ -58,7 +64,8 @@ bool parse_openai_body(const std::string& body, ChatResponse& r);
 ///   2xx malformed after retries -> kApiError "malformed response body"
 ///   otherwise as parse_openai_body.
 /// Retries follow retry.h (408/409/429/5xx, transport errors, malformed bodies; Retry-After
-/// honoured); a 429 also pauses the whole endpoint (RateLimiter::pause_for).
+/// honoured); every attempt passes the endpoint's RateLimiter, so a 429 slows every worker
+/// (AIMD in-flight limit; a Retry-After pauses the whole endpoint), budgets or not.
 /// ChatResponse.attempts counts the attempts made; latency_ms is that of the last one.
 /// Any occurrence of the API key in an error message or body is replaced by "[redacted]".
 class OpenAiBackend final : public Backend {
@@ -69,6 +76,8 @@ class OpenAiBackend final : public Backend {
   std::string kind() const override { return "openai"; }
   /// "openai:" + base_url without userinfo (user:pass@) and without a trailing '/'.
   std::string identity() const override;
+  /// The endpoint's limiter (budgets and adaptive back-off); never null.
+  const RateLimiter& limiter() const { return *limiter_; }
 
  private:
   OpenAiOptions options_;
@@ -87,6 +96,11 @@ class OpenAiBackend final : public Backend {
 /// and AnthropicBackend.
 ChatEndpoint make_chat_endpoint(const OpenAiOptions& options, std::string url, std::vector<std::string> headers,
                                 RateLimiter* limiter, CurlHandlePool* pool, EndpointHealth* health);
+
+/// The limiter every call of a backend built from `options` passes: rpm/tpm budgets (0 =
+/// none) and the adaptive back-off after 429s (options.adaptive, max_in_flight). Created
+/// for every openai/anthropic backend, budgets or not.
+std::unique_ptr<RateLimiter> make_endpoint_limiter(const OpenAiOptions& options);
 
 /// `url` with any "user:pass@" userinfo removed from its authority.
 std::string strip_url_userinfo(const std::string& url);

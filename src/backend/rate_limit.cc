@@ -1,6 +1,7 @@
 #include "backend/rate_limit.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace nf {
 
@@ -45,11 +46,17 @@ void TokenBucket::acquire(double n) {
   }
 }
 
-RateLimiter::RateLimiter(double rpm, double tpm, Clock& clock)
+RateLimiter::RateLimiter(double rpm, double tpm, Clock& clock, AdaptiveOptions adaptive)
     : clock_(clock),
       // Burst of one second's worth (at least 1): smooth pacing rather than a minute's burst.
       requests_(rpm / 60.0, std::max(1.0, rpm / 60.0), clock),
-      tokens_(tpm / 60.0, std::max(1.0, tpm / 60.0), clock) {}
+      tokens_(tpm / 60.0, std::max(1.0, tpm / 60.0), clock),
+      adaptive_(adaptive) {
+  adaptive_.min_in_flight = std::max(1.0, adaptive_.min_in_flight);
+  adaptive_.max_in_flight = std::max(adaptive_.min_in_flight, adaptive_.max_in_flight);
+  limit_ = adaptive_.max_in_flight;
+  threshold_ = adaptive_.max_in_flight;
+}
 
 void RateLimiter::before_request() {
   for (;;) {
@@ -72,9 +79,91 @@ void RateLimiter::before_request() {
   requests_.acquire(1.0);
 }
 
+bool RateLimiter::slot_free_locked() const {
+  return !adaptive_.enabled || in_flight_ < static_cast<int>(limit_);
+}
+
+RateLimiter::Permit RateLimiter::admit() {
+  for (;;) {
+    {
+      // A free slot first, so that a worker woken by release() still honours a pause
+      // set meanwhile (checked below).
+      std::unique_lock<std::mutex> lock(mu_);
+      slot_cv_.wait(lock, [this] { return slot_free_locked(); });
+      ++in_flight_;
+    }
+    before_request();
+    std::lock_guard<std::mutex> lock(mu_);
+    if (paused_until_ > clock_.now_s() || (adaptive_.enabled && in_flight_ > static_cast<int>(limit_))) {
+      // A 429 arrived while this worker waited on the budgets: start over.
+      --in_flight_;
+      slot_cv_.notify_one();
+      continue;
+    }
+    return Permit{++admitted_};
+  }
+}
+
+bool RateLimiter::try_admit(Permit& permit) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (paused_until_ > clock_.now_s() || !slot_free_locked()) return false;
+  }
+  if (tokens_.wait_s(0.0) > 0 || requests_.wait_s(1.0) > 0) return false;
+  requests_.take(1.0);
+  std::lock_guard<std::mutex> lock(mu_);
+  ++in_flight_;
+  permit.seq = ++admitted_;
+  return true;
+}
+
+void RateLimiter::release(const Permit& permit, Outcome outcome, double pause_s) {
+  if (permit.seq == 0) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (adaptive_.enabled && pause_s > 0) paused_until_ = std::max(paused_until_, clock_.now_s() + pause_s);
+  const bool throttled = outcome == Outcome::kThrottled || outcome == Outcome::kThrottledPause;
+  if (throttled) ++throttled_;
+  if (adaptive_.enabled) {
+    if (throttled && permit.seq > cut_at_seq_) {
+      // Multiplicative decrease from the requests actually in flight (this one included).
+      const double flight = std::min(limit_, static_cast<double>(in_flight_));
+      threshold_ = std::max(adaptive_.min_in_flight, std::floor(flight / 2.0));
+      limit_ = outcome == Outcome::kThrottledPause ? adaptive_.min_in_flight : threshold_;
+      cut_at_seq_ = admitted_;
+    } else if (outcome == Outcome::kSuccess && permit.seq > cut_at_seq_) {
+      // (A success admitted before the last cut says nothing about the new limit.)
+      const double step = limit_ < threshold_ ? 1.0 : adaptive_.increase / limit_;
+      limit_ = std::min(adaptive_.max_in_flight, limit_ + step);
+    }
+  }
+  --in_flight_;
+  slot_cv_.notify_all();
+}
+
+double RateLimiter::in_flight_limit() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return limit_;
+}
+
+int RateLimiter::in_flight() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return in_flight_;
+}
+
+int64_t RateLimiter::throttled() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return throttled_;
+}
+
+double RateLimiter::paused_for_s() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::max(0.0, paused_until_ - clock_.now_s());
+}
+
 void RateLimiter::after_reply(double tokens) { tokens_.take(tokens); }
 
 void RateLimiter::pause_for(double seconds) {
+  if (!adaptive_.enabled) return;
   std::lock_guard<std::mutex> lock(mu_);
   paused_until_ = std::max(paused_until_, clock_.now_s() + seconds);
 }

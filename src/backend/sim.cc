@@ -7,6 +7,8 @@
 #include <numeric>
 
 #include "backend/sim_agent.h"
+#include "backend/sim_chat.h"
+#include "backend/sim_judge.h"
 #include "util/hash.h"
 #include "util/rng.h"
 #include "util/strings.h"
@@ -16,7 +18,9 @@ namespace nf {
 namespace {
 
 const std::vector<std::string>& sim_param_keys() {
-  static const std::vector<std::string> k = {"seed", "spread", "abstain_logit", "parse_error_rate"};
+  static const std::vector<std::string> k = {"seed",           "spread",        "abstain_logit",
+                                             "parse_error_rate", "clarify_rate",  "clarify_rate_truncated",
+                                             "judge_leniency",   "judge_flip_rate", "judge_garbage_rate"};
   return k;
 }
 
@@ -56,17 +60,6 @@ constexpr std::array<std::string_view, 3> kUnparseable = {
     "The information given does not allow one best choice to be determined.",
     "Several of these options seem equally plausible here, so it would be a guess to pick one.",
     "This question cannot be settled without more details about the case.",
-};
-
-// Generic chat replies (a request with no option lines).
-constexpr std::array<std::string_view, 4> kGeneric = {
-    "Thank you for the question. Based on the information given, a careful assessment "
-    "would be the sensible next step.",
-    "That depends on the details; more context would help me give a precise reply.",
-    "Here is a short summary: the main points have been considered and nothing urgent "
-    "stands out.",
-    "I have read the message. The most reasonable course is to review the facts again "
-    "before deciding.",
 };
 
 std::string fill(std::string_view tmpl, std::string_view text, std::string_view let) {
@@ -153,10 +146,16 @@ Result<SimParams> SimParams::from_json(const nlohmann::json& j) {
       if (p.spread < 0.0) return InvalidArgument("sim params: 'spread' must be >= 0");
     } else if (key == "abstain_logit") {
       NF_ASSIGN_OR_RETURN(p.abstain_logit, finite_param(value, key));
-    } else if (key == "parse_error_rate") {
-      NF_ASSIGN_OR_RETURN(p.parse_error_rate, finite_param(value, key));
-      if (p.parse_error_rate < 0.0 || p.parse_error_rate > 1.0) {
-        return InvalidArgument("sim params: 'parse_error_rate' must be in [0, 1]");
+    } else if (double* rate = key == "parse_error_rate"         ? &p.parse_error_rate
+                              : key == "clarify_rate"           ? &p.clarify_rate
+                              : key == "clarify_rate_truncated" ? &p.clarify_rate_truncated
+                              : key == "judge_leniency"         ? &p.judge_leniency
+                              : key == "judge_flip_rate"        ? &p.judge_flip_rate
+                              : key == "judge_garbage_rate"     ? &p.judge_garbage_rate
+                                                                : nullptr) {
+      NF_ASSIGN_OR_RETURN(*rate, finite_param(value, key));
+      if (*rate < 0.0 || *rate > 1.0) {
+        return InvalidArgument("sim params: '" + key + "' must be in [0, 1]");
       }
     } else {
       return InvalidArgument("sim params: unknown key '" + key + "'" + did_you_mean(key, sim_param_keys()));
@@ -166,7 +165,15 @@ Result<SimParams> SimParams::from_json(const nlohmann::json& j) {
 }
 
 nlohmann::json SimParams::to_json() const {
-  return {{"seed", seed}, {"spread", spread}, {"abstain_logit", abstain_logit}, {"parse_error_rate", parse_error_rate}};
+  return {{"seed", seed},
+          {"spread", spread},
+          {"abstain_logit", abstain_logit},
+          {"parse_error_rate", parse_error_rate},
+          {"clarify_rate", clarify_rate},
+          {"clarify_rate_truncated", clarify_rate_truncated},
+          {"judge_leniency", judge_leniency},
+          {"judge_flip_rate", judge_flip_rate},
+          {"judge_garbage_rate", judge_garbage_rate}};
 }
 
 std::string SimParams::short_hash() const { return hex64(fnv1a64(to_json().dump())).substr(0, 12); }
@@ -292,9 +299,18 @@ ChatResponse SimBackend::complete(const ChatRequest& request) {
 
   ChatResponse resp;
   SimMcqPrompt prompt;
+  SimJudgePrompt judge_prompt;
   if (auto agent = sim_agent_reply(request, last_user->content, params_.seed, r_template)) {  // backend/sim_agent.h
     if (!agent->ok()) return api_error(agent->status().message());
     resp.content = std::move(*agent).value();
+  } else if (parse_sim_judge_prompt(request, judge_prompt)) {  // backend/sim_judge.h
+    auto behaviour = sim_judge_behaviour(
+        request.extra_body, {params_.judge_leniency, params_.judge_flip_rate, params_.judge_garbage_rate});
+    if (!behaviour.ok()) return api_error(behaviour.status().message());
+    const double u_garbage = rng.uniform();  // drawn after the fixed three
+    const double u_lenient = rng.uniform();
+    const double u_flip = rng.uniform();
+    resp.content = sim_judge_reply(judge_prompt, *behaviour, u_garbage, u_lenient, u_flip, r_template);
   } else if (parse_sim_mcq_prompt(last_user->content, prompt)) {
     const std::vector<double> p =
         option_probabilities(request.model, prompt.stem, prompt.options, request.temperature, request.top_p);
@@ -315,8 +331,9 @@ ChatResponse SimBackend::complete(const ChatRequest& request) {
       resp.content = fill(kReasoning[r_template % kReasoning.size()], prompt.options[chosen], let) +
                      "\n\n<answer>" + let + "</answer>";
     }
-  } else {
-    resp.content = std::string(kGeneric[r_template % kGeneric.size()]);
+  } else {  // free-text chat (backend/sim_chat.h)
+    resp.content = sim_chat_reply(last_user->content, params_.clarify_rate, params_.clarify_rate_truncated, u_choice,
+                                  r_template);
   }
   resp.kind = ResponseKind::kOk;
   resp.finish_reason = "stop";

@@ -19,6 +19,10 @@
 // messages_hash(messages), uint64(request.seed), bit_cast<uint64>(T), bit_cast<uint64>(top_p)})
 // so a draw depends only on the params and the request, never on call order or thread.
 // At T = 0 request.seed is ignored (replaced by 0): the whole reply is deterministic.
+//
+// Which reply: a vignette-agent stage prompt (backend/sim_agent.h), else a judge prompt
+// (backend/sim_judge.h), else an MCQ prompt (above), else a free-text chat reply
+// (backend/sim_chat.h: clarifying or confident).
 // A request at T > 0 without a seed uses an internal atomic counter instead: like a real
 // server it is then NOT reproducible.
 #pragma once
@@ -42,12 +46,22 @@ struct SimParams {
   double spread = 1.5;            // sd of the latent option logits (>= 0; default 1.5)
   double abstain_logit = -1.0;    // added to abstention options' logits (finite; default -1)
   double parse_error_rate = 0.0;  // P(reply has no extractable letter), in [0, 1] (default 0)
+  // Free-text chat (backend/sim_chat.h; seed 004 §2.3): P(clarifying reply) when the last
+  // user turn ends with terminal punctuation / looks cut off. Each in [0, 1].
+  double clarify_rate = 0.2;            // default 0.2
+  double clarify_rate_truncated = 0.6;  // default 0.6
+  // Judge prompts (backend/sim_judge.h; seed 004 §2.6). Each in [0, 1].
+  double judge_leniency = 0.1;      // P(met) for a response that does not acknowledge (default 0.1)
+  double judge_flip_rate = 0.05;    // P(verdict flipped) after that (default 0.05)
+  double judge_garbage_rate = 0.0;  // P(unparseable judge reply) (default 0)
 
-  /// Reads {"seed", "spread", "abstain_logit", "parse_error_rate"} (every key optional).
+  /// Reads {"seed", "spread", "abstain_logit", "parse_error_rate", "clarify_rate",
+  /// "clarify_rate_truncated", "judge_leniency", "judge_flip_rate", "judge_garbage_rate"}
+  /// (every key optional).
   /// Errors: InvalidArgument for a non-object, an unknown key (with a did-you-mean
   /// suggestion), or a wrong type / out-of-range value (naming the key).
   static Result<SimParams> from_json(const nlohmann::json& j);
-  /// All four keys.
+  /// All keys.
   nlohmann::json to_json() const;
   /// 12 hex digits of fnv1a64(to_json().dump()): the params' short hash.
   std::string short_hash() const;
@@ -65,7 +79,7 @@ struct SimMcqPrompt {
 /// Parses the rendered MCQ layout (see the banner). Options are the first run of
 /// consecutive lines matching ^([A-J])\. (.+)$ that starts at "A" and continues B, C...;
 /// the stem is the text before the first option line, trimmed. Returns false when the
-/// text has no such run (then the sim gives a generic chat reply).
+/// text has no such run (then the sim gives a free-text chat reply, backend/sim_chat.h).
 bool parse_sim_mcq_prompt(std::string_view text, SimMcqPrompt& out);
 
 /// Order-dependent hash of every message's role and content (the sampling stream key).

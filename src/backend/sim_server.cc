@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cctype>
+#include <cmath>
 #include <ctime>
 #include <mutex>
 #include <sstream>
@@ -72,16 +74,39 @@ Status FaultOptions::validate() const {
   return Status::Ok();
 }
 
+nlohmann::json SimServerCounters::to_json() const {
+  return {{"chat_requests", chat_requests},
+          {"faults",
+           {{"429", faults_429}, {"500", faults_500}, {"reset", faults_reset}, {"truncate", faults_truncate},
+            {"slow", faults_slow}}},
+          {"throttled_429", throttled_429},
+          {"total_429", total_429()}};
+}
+
 struct SimServer::Impl {
-  explicit Impl(SimParams params, FaultOptions f) : sim(params), faults(std::move(f)) {}
+  explicit Impl(SimParams params, FaultOptions f) : sim(params), faults(std::move(f)) {
+    const std::string& ra = faults.retry_after;
+    if (!ra.empty() && ra.size() < 7 &&
+        std::all_of(ra.begin(), ra.end(), [](unsigned char c) { return std::isdigit(c) != 0; }))
+      throttle_s = std::stod(ra);
+  }
   SimBackend sim;
   FaultOptions faults;
+  double throttle_s = 0.0;  // window opened by a 429 fault (0 = none)
+  mutable std::mutex counters_mu;
+  SimServerCounters counts;
+  std::chrono::steady_clock::time_point throttled_until{};
   std::mutex seen_mu;
   std::unordered_map<uint64_t, uint64_t> seen;  // request-body hash -> times seen
   httplib::Server server;
   std::thread thread;
   int port = 0;
   bool stopped = false;
+
+  SimServerCounters counters_snapshot() const {
+    std::lock_guard<std::mutex> lock(counters_mu);
+    return counts;
+  }
 
   // The fault for this request ("" = none), drawn from (seed, body hash, times seen).
   std::string draw_fault(const std::string& body) {
@@ -97,9 +122,82 @@ struct SimServer::Impl {
     return faults.kinds[rng.uniform_int(faults.kinds.size())];
   }
 
+  // Inside a throttle window: the whole seconds left (>= 1); otherwise 0.
+  int64_t throttled_for_s() {
+    std::lock_guard<std::mutex> lock(counters_mu);
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= throttled_until) return 0;
+    return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(
+                                    std::chrono::duration<double>(throttled_until - now).count())));
+  }
+
+  void count(const std::string& fault) {
+    std::lock_guard<std::mutex> lock(counters_mu);
+    ++counts.chat_requests;
+    if (fault == "429") {
+      ++counts.faults_429;
+      if (throttle_s > 0)
+        throttled_until = std::max(throttled_until, std::chrono::steady_clock::now() +
+                                                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                            std::chrono::duration<double>(throttle_s)));
+    } else if (fault == "500") {
+      ++counts.faults_500;
+    } else if (fault == "reset") {
+      ++counts.faults_reset;
+    } else if (fault == "truncate") {
+      ++counts.faults_truncate;
+    } else if (fault == "slow") {
+      ++counts.faults_slow;
+    }
+  }
+
+  // choices[0].logprobs for an MCQ request asking for them (see sim_server.h); null otherwise.
+  nlohmann::json mcq_logprobs(const ChatRequest& request, const std::string& answer) const {
+    const auto& x = request.extra_body;
+    const auto lp = x.find("logprobs");
+    const auto top = x.find("top_logprobs");
+    if (lp == x.end() || !lp->is_boolean() || !lp->get<bool>() || top == x.end() || !top->is_number_integer())
+      return nullptr;
+    const int n = std::clamp(top->get<int>(), 0, 20);
+    const ChatMessage* last_user = nullptr;
+    for (const auto& m : request.messages)
+      if (m.role == "user") last_user = &m;
+    SimMcqPrompt prompt;
+    if (last_user == nullptr || !parse_sim_mcq_prompt(last_user->content, prompt)) return nullptr;
+    const std::vector<double> p = sim.option_probabilities(request.model, prompt.stem, prompt.options, 1.0, 1.0);
+    std::vector<size_t> order(p.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p[a] > p[b]; });
+    nlohmann::json tops = nlohmann::json::array();
+    double answer_lp = -9999.0;
+    for (size_t k = 0; k < order.size(); ++k) {
+      const std::string let(1, static_cast<char>('A' + order[k]));
+      const double l = p[order[k]] > 0 ? std::log(p[order[k]]) : -9999.0;
+      if (let == answer) answer_lp = l;
+      if (static_cast<int>(k) < n) tops.push_back({{"token", let}, {"logprob", l}});
+    }
+    return {{"content", nlohmann::json::array({{{"token", answer.empty() && !tops.empty() ? tops[0]["token"] : nlohmann::json(answer)},
+                                                {"logprob", answer_lp},
+                                                {"top_logprobs", tops}}})}};
+  }
+
   void chat(const httplib::Request& req, httplib::Response& res) {
     sleep_ms(faults.latency_ms);
+    if (const int64_t left = throttled_for_s(); left > 0) {
+      {
+        std::lock_guard<std::mutex> lock(counters_mu);
+        ++counts.chat_requests;
+        ++counts.throttled_429;
+      }
+      res.status = 429;
+      res.set_header("Retry-After", std::to_string(left));
+      res.set_content(dump({{"error", {{"message", "rate limit exceeded (throttled after an injected 429)"},
+                                       {"type", "rate_limit_error"}}}}),
+                      "application/json");
+      return;
+    }
     const std::string fault = draw_fault(req.body);
+    count(fault);
     if (fault == "429") {
       res.status = 429;
       res.set_header("Retry-After", faults.retry_after);
@@ -136,6 +234,13 @@ struct SimServer::Impl {
       return;
     }
     out["created"] = static_cast<int64_t>(std::time(nullptr));
+    if (request->extra_body.contains("logprobs")) {
+      std::string answer;
+      const size_t a = r.content.rfind("<answer>");
+      if (a != std::string::npos && a + 8 < r.content.size()) answer = r.content.substr(a + 8, 1);
+      nlohmann::json lp = mcq_logprobs(*request, answer);
+      if (!lp.is_null()) out["choices"][0]["logprobs"] = std::move(lp);
+    }
     res.status = 200;
     std::string text = dump(out);
     if (fault == "truncate") text.resize(text.size() / 2);
@@ -195,6 +300,9 @@ Result<std::unique_ptr<SimServer>> SimServer::start(SimParams params, int port, 
   };
   p->server.Get("/v1/models", models);
   p->server.Get("/models", models);
+  p->server.Get("/v1/sim/stats", [p](const httplib::Request&, httplib::Response& res) {
+    res.set_content(dump(p->counters_snapshot().to_json()), "application/json");
+  });
   p->server.Get("/health", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("ok", "text/plain");
   });
@@ -217,6 +325,8 @@ Result<std::unique_ptr<SimServer>> SimServer::start(SimParams params, int port, 
   while (!p->server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   return std::make_unique<SimServer>(std::move(impl));
 }
+
+SimServerCounters SimServer::counters() const { return impl_->counters_snapshot(); }
 
 int SimServer::port() const { return impl_->port; }
 

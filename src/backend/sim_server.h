@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "backend/sim.h"
 #include "util/status.h"
 
@@ -26,6 +28,12 @@ namespace nf {
 /// The draw depends only on (seed, the request body, how many times this body was seen
 /// before), never on arrival order, so a study's faults are reproducible under any
 /// concurrency.
+/// A 429 fault whose retry_after is a positive whole number of seconds S also throttles
+/// the server as a real rate limiter does: every chat request arriving in the next S
+/// seconds is answered 429 with the remaining seconds as Retry-After, without drawing a
+/// fault (the per-body fault stream does not advance), so a client that keeps sending
+/// during the window collects extra 429s and one that honours Retry-After endpoint-wide
+/// collects none (issue 6 item 2).
 struct FaultOptions {
   double latency_ms = 0.0;   // added to every chat request (>= 0)
   double fail_rate = 0.0;    // in [0, 1]
@@ -43,12 +51,28 @@ struct FaultOptions {
   Status validate() const;
 };
 
+/// What the server has answered so far (thread-safe snapshot).
+struct SimServerCounters {
+  int64_t chat_requests = 0;   // POSTs to the chat endpoint
+  int64_t faults_429 = 0, faults_500 = 0, faults_reset = 0, faults_truncate = 0, faults_slow = 0;
+  int64_t throttled_429 = 0;   // 429s sent inside a throttle window (no fault drawn)
+  int64_t total_429() const { return faults_429 + throttled_429; }
+  nlohmann::json to_json() const;
+};
+
 /// An httplib::Server on a background thread, bound to 127.0.0.1 only. Endpoints:
 ///   POST /v1/chat/completions, /chat/completions: ChatRequest::from_openai_json ->
 ///        SimBackend::complete -> the OpenAI chat.completion body (created = now);
 ///        malformed JSON or fields -> 400 {"error": {"message", "type": "invalid_request_error"}}
 ///   GET  /v1/models, /models: {"object": "list", "data": [{"id": "sim", ...}]}
 ///   GET  /health: "ok"
+///   GET  /v1/sim/stats: SimServerCounters as {"chat_requests", "faults": {"429", "500",
+///        "reset", "truncate", "slow"}, "throttled_429", "total_429"}
+/// Logprobs: a request with "logprobs": true and "top_logprobs": N (1..20) whose last user
+/// message is an MCQ prompt gets choices[0].logprobs = {"content": [{"token": <answer
+/// letter>, "logprob", "top_logprobs": [...]}]}: the N most likely option letters under the
+/// sim's latent option distribution (temperature 1, top_p 1; SimBackend::option_logits),
+/// most likely first, so letters beyond N are absent (unknown) as with a real server.
 /// Any model name is accepted (it is part of the simulator's streams). Thread-safe.
 class SimServer {
  public:
@@ -68,6 +92,8 @@ class SimServer {
   int port() const;
   /// "http://127.0.0.1:PORT/v1"
   std::string base_url() const;
+  /// The counters so far.
+  SimServerCounters counters() const;
   /// Stops serving and joins the thread; idempotent.
   void stop();
 

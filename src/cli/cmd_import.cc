@@ -1,11 +1,16 @@
 // noisefloor import | export
 #include <cstdio>
+#include <filesystem>
+#include <map>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "data/chat.h"
 #include "data/draws_import.h"
 #include "data/judge_import.h"
 #include "runner/import.h"
@@ -50,6 +55,95 @@ Status import_labels(Store& store, const std::vector<LabelRecord>& labels) {
   return store.put_human_labels(rows);
 }
 
+std::string absolute_path(const std::string& p) {
+  std::error_code ec;
+  const auto abs = std::filesystem::absolute(p, ec);
+  return ec ? p : abs.lexically_normal().string();
+}
+
+/// `import probe-sheet`: the 50 released probe items of seed 004 (§2.3, §2.6) as chat
+/// items, and each released response as an ok draw of its subject (condition
+/// truncate_last_turn, config "released", replicate 0), ready for `noisefloor judge`.
+/// Draws already in the store (same key) are left unchanged and counted as skipped.
+int import_probe_sheet(const std::string& sheet, std::string key, const std::string& store_path,
+                       const std::string& study_name, const ProviderMap& providers) {
+  if (key.empty()) key = probe_sheet_key_path(sheet);
+  auto items = read_probe_sheet(sheet, key);
+  if (!items.ok()) return fail("import", items.status());
+  std::map<std::string, std::string> subject_provider;  // subject -> provider family
+  for (const auto& it : *items) {
+    const std::string subject = key.empty() ? "blinded" : it.meta.value("subject_model", "");
+    if (subject.empty())
+      return fail("import", InvalidArgument(fmt::format("{}: {}: subject_model: missing or empty", key, it.id)));
+    if (subject_provider.count(subject)) continue;
+    if (key.empty()) {
+      subject_provider[subject] = "unknown";
+      continue;
+    }
+    auto p = providers.provider_of(subject);
+    if (!p.ok())
+      return fail("import", p.status().with_context(fmt::format("{}: {}: subject_model", key, it.id)));
+    subject_provider[subject] = *p;
+  }
+  auto store = Store::open(store_path);
+  if (!store.ok()) return fail("import", store.status());
+  Store& st = **store;
+  if (!st.get_study().ok()) {
+    std::string name = study_name;
+    if (name == "imported") {  // the default: named after the sheet
+      const size_t slash = sheet.rfind('/');
+      name = slash == std::string::npos ? sheet : sheet.substr(slash + 1);
+      if (const size_t dot = name.rfind('.'); dot != std::string::npos && dot > 0) name = name.substr(0, dot);
+    }
+    nlohmann::json spec = {{"name", name},
+                           {"task", "chat"},
+                           {"source", "annotation_sheet"},
+                           {"imported", true},
+                           {"dataset", {{"format", "probe_sheet"}, {"path", absolute_path(sheet)},
+                                        {"key", key.empty() ? std::string() : absolute_path(key)}}},
+                           {"conditions", {"truncate_last_turn"}}};
+    auto put = st.put_study(StudyRecord{name, "", 0, spec});
+    if (!put.ok()) return fail("import", put.status());
+  }
+  Status s = st.put_config("released", {{"source", "annotation_sheet"},
+                                        {"note", "the released completions; their generation settings are not in the sheet"}});
+  for (const auto& [subject, provider] : subject_provider) {
+    if (!s.ok()) break;
+    s = st.put_subject(subject, {{"name", subject}, {"provider", provider}, {"source", "annotation_sheet"}});
+  }
+  auto done = st.finished_keys();
+  if (!done.ok()) return fail("import", done.status());
+  std::vector<Draw> draws;
+  size_t skipped = 0;
+  for (const auto& it : *items) {
+    if (!s.ok()) break;
+    nlohmann::json messages = nlohmann::json::array();
+    for (const auto& m : it.messages) messages.push_back({{"role", m.role}, {"content", m.content}});
+    s = st.put_item(it.id, it.cluster, {{"messages", messages}, {"meta", it.meta}, {"released_response", it.response}});
+    Draw d;
+    d.key = {key.empty() ? "blinded" : it.meta.value("subject_model", ""), it.id, "truncate_last_turn", "released", 0};
+    if (done->count(d.key.to_string())) {
+      ++skipped;
+      continue;
+    }
+    d.status = DrawStatus::kOk;
+    d.cluster = it.cluster;
+    d.request = {{"messages", messages}};
+    d.content = it.response;
+    d.extra = {{"source", "annotation_sheet"}, {"condition", {{"condition", "truncate_last_turn"}}}};
+    if (it.response.empty()) d.extra["empty_response"] = true;  // A047: an empty answer, judged as such
+    draws.push_back(std::move(d));
+  }
+  if (s.ok() && !draws.empty()) s = st.put_draws(draws);
+  if (!s.ok()) return fail("import", s);
+  std::fprintf(stderr,
+               "import: %zu probe items, %zu released responses as draws of %zu subject(s) into %s%s\n"
+               "next: noisefloor judge STUDY.yaml (docs/judging.md) scores them with a judge panel\n",
+               items->size(), draws.size(), subject_provider.size(), store_path.c_str(),
+               skipped ? fmt::format(" ({} already in the store, left unchanged)", skipped).c_str() : "");
+  return 0;
+}
+
 }  // namespace
 
 int cmd_import(int argc, char** argv) {
@@ -67,17 +161,25 @@ int cmd_import(int argc, char** argv) {
                "  noisefloor import missing-info DIR --store S.sqlite\n"
                "the released files of seed 004 (votes.jsonl, key.json, labels_<RATER>.csv,\n"
                "perturbation_audit.csv). Subject providers come from the model name (gpt- openai,\n"
-               "opus-/claude- anthropic, grok- xai, gemini- google); override with --provider M=P.",
+               "opus-/claude- anthropic, grok- xai, gemini- google); override with --provider M=P.\n"
+               "  noisefloor import probe-sheet SHEET.md [--key KEY.json] --store S.sqlite\n"
+               "the blinded annotation sheet of seed 004 (e.g. $NOISEFLOOR_DATA/missing-info-judges/\n"
+               "annotation_sheet.md): each section becomes a chat item and its released response an ok\n"
+               "draw (subject from key.json, default: key.json beside the sheet; without a key the\n"
+               "subject is 'blinded'), condition truncate_last_turn, config 'released'. Re-importing\n"
+               "skips draws already stored. Then score them: noisefloor judge STUDY.yaml.",
                "noisefloor import"};
-  std::string format, file, store_path, study_name = "imported";
+  std::string format, file, store_path, study_name = "imported", key_path;
   std::vector<std::string> provider_overrides;
-  app.add_option("format", format, "what FILE holds: draws | votes | labels | missing-info")
+  app.add_option("format", format, "what FILE holds: draws | votes | labels | missing-info | probe-sheet")
       ->required()
-      ->check(CLI::IsMember({"draws", "votes", "labels", "missing-info"}));
+      ->check(CLI::IsMember({"draws", "votes", "labels", "missing-info", "probe-sheet"}));
   app.add_option("file", file, "the file (.csv or .jsonl) or, for missing-info, the directory")->required();
   app.add_option("--store", store_path, "the SQLite store to write (created if missing)")->required();
   app.add_option("--study-name", study_name, "study name recorded in a new store (default: imported)");
-  app.add_option("--provider", provider_overrides, "missing-info: MODEL=PROVIDER provider of a subject model");
+  app.add_option("--provider", provider_overrides,
+                 "missing-info, probe-sheet: MODEL=PROVIDER provider of a subject model");
+  app.add_option("--key", key_path, "probe-sheet: the key.json naming each item's subject (default: beside the sheet)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -103,6 +205,7 @@ int cmd_import(int argc, char** argv) {
       return fail("import", InvalidArgument("--provider: expected MODEL=PROVIDER, got '" + o + "'"));
     providers.overrides[o.substr(0, eq)] = o.substr(eq + 1);
   }
+  if (format == "probe-sheet") return import_probe_sheet(file, key_path, store_path, study_name, providers);
   if (format == "votes") {
     auto votes = read_votes(file);
     if (!votes.ok()) return fail("import", votes.status());

@@ -163,13 +163,20 @@ int study_command(const std::string& cmd, int argc, char** argv, bool run, bool 
   const std::string store_path = resolve_store(a, *study, out);
   auto store = Store::open(store_path);
   if (!store.ok()) return fail(cmd, store.status());
-  if (run) {
+  // A judging-only study (a `judge:` block, no subjects) has nothing to run: audit judges.
+  const bool judging_only = cmd == "audit" && study->judge.enabled && study->subjects.empty();
+  if (run && !judging_only) {
     const int rc = do_run(cmd, a, *study, **store);
     if (rc != 0) return rc;
     if (study->noise_control.enabled) {
       const int nrc = do_noise_control(cmd, *study, **store, out);
       if (nrc != 0) return nrc;
     }
+  }
+  // audit: the judge panel re-scores the stored chat draws before analyze (cmd_judge.cc).
+  if (cmd == "audit" && study->judge.enabled) {
+    const int jrc = run_judge_panel(cmd, *study, **store, a.refresh, !a.quiet);
+    if (jrc != 0) return jrc;
   }
   if (analyze) return do_analyze(cmd, **store, out, analyze_options_for(*study));
   return 0;

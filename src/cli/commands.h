@@ -6,6 +6,11 @@
 #include <string>
 #include <vector>
 
+namespace nf {
+struct Study;
+class Store;
+}  // namespace nf
+
 namespace nf::cli {
 
 using CommandFn = std::function<int(int argc, char** argv)>;
@@ -18,6 +23,12 @@ int cmd_serve_sim(int argc, char** argv);
 int cmd_stats(int argc, char** argv);
 int cmd_export(int argc, char** argv);
 int cmd_plan(int argc, char** argv);  // cmd_plan.cc: signed McNemar power by simulation (seed 000 S12)
+int cmd_judge(int argc, char** argv);  // cmd_judge.cc: re-score stored chat draws with a judge panel
+
+/// Runs the study's judge panel over the store (runner/judge.h run_judges), prints one
+/// summary line per judge and returns the exit code of `noisefloor judge` (0; 2 bad input;
+/// 3 every judgment failed at the API; 130 interrupted). Used by `judge` and `audit`.
+int run_judge_panel(const std::string& cmd, const Study& study, Store& store, bool refresh, bool progress);
 
 /// One `noisefloor stats TEST` entry (cmd_stats.cc dispatches over the registry).
 struct StatsTest {

@@ -44,7 +44,8 @@ Result<std::vector<ChatItem>> read_chat_jsonl(const std::string& path, int64_t l
 /// (information partially removed)" holding turns "**USER:** ..." / "**ASSISTANT:** ..."
 /// (a turn runs until the next turn marker or heading, multi-line, trimmed) and
 /// "### Assistant response" holding the judged answer (up to the "**YOUR LABEL" line).
-/// The conversation is already truncated; the response goes to ChatItem::response.
+/// The conversation is already truncated; the response goes to ChatItem::response (it may
+/// be empty: A047 of the released sheet shows an empty answer, which its judges scored).
 /// When `key_path` is non-empty (key.json beside the sheet), each item's key entry is
 /// stored in meta and the cluster is its prompt_id (33 unique prompts behind the 50
 /// items, seed 004 §2.7); otherwise the cluster is the annotation id.
@@ -52,5 +53,9 @@ Result<std::vector<ChatItem>> read_chat_jsonl(const std::string& path, int64_t l
 /// section without a conversation or response, a conversation not ending with a USER
 /// turn, duplicate ids; NotFound "key.json has no entry for A007" when the key lacks one.
 Result<std::vector<ChatItem>> read_probe_sheet(const std::string& path, const std::string& key_path = "");
+
+/// The key.json beside a probe sheet ("dir/annotation_sheet.md" -> "dir/key.json") when
+/// that file exists, else "". Never fails.
+std::string probe_sheet_key_path(const std::string& sheet_path);
 
 }  // namespace nf

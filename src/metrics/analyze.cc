@@ -10,6 +10,7 @@
 #include "metrics/human_validity.h"
 #include "metrics/judge_panel.h"
 #include "metrics/mcq_robustness.h"
+#include "metrics/option_probs.h"
 #include "util/strings.h"
 
 namespace nf {
@@ -236,6 +237,28 @@ Result<nlohmann::json> analyze_store(Store& store, const AnalyzeOptions& options
       results["analyses"]["fairness"] = j;
     } else {
       return InvalidArgument(fmt::format("analyses: unknown analysis '{}'{}", a.name, did_you_mean(a.name, known)));
+    }
+  }
+
+  // Option probabilities (issue 6 item 7): whenever a subject of the study asked for
+  // logprobs and its draws stored per-option probabilities.
+  std::vector<std::string> logprob_subjects;
+  if (study.ok() && study->spec.contains("subjects") && study->spec["subjects"].is_array())
+    for (const auto& s : study->spec["subjects"])
+      if (s.is_object() && s.value("logprobs", 0) > 0 && s.contains("name") && s["name"].is_string())
+        logprob_subjects.push_back(s["name"].get<std::string>());
+  if (!logprob_subjects.empty()) {
+    NF_ASSIGN_OR_RETURN(auto op_draws, read_option_prob_draws(store, logprob_subjects, options.include_cached));
+    if (!op_draws.empty()) {
+      nlohmann::json j;
+      j["method"] =
+          "per ok draw, the probability of each shown option from the first answer token's top logprobs (\"B\" and "
+          "\" B\" merged); mean probability of the gold option over draws where it is known; share of draws whose "
+          "most likely known option is the free-form answer; options absent from the top list are unknown, not zero";
+      j["source"] = "issue 6 item 7; seed 004 §2.4";
+      j["rows"] = nlohmann::json::array();
+      for (const auto& r : compute_option_probs(op_draws)) j["rows"].push_back(option_prob_row_to_json(r));
+      results["analyses"]["option_probs"] = j;
     }
   }
   return results;

@@ -337,6 +337,27 @@ std::string render_markdown(const nlohmann::json& results) {
     }
     md += "\n";
   }
+  if (an.contains("option_probs") && an["option_probs"].contains("rows") && !an["option_probs"]["rows"].empty()) {
+    const auto& f = an["option_probs"];
+    md += "## Option probabilities (logprobs)\n\n";
+    md += "Per ok draw, the probability of each shown option from the first answer token's top logprobs (" +
+          f.value("source", "") +
+          "). An option absent from the top list is unknown, not zero: the mean gold probability averages only the "
+          "draws whose gold option was listed, and the unknown options are counted.\n\n"
+          "| subject | config | condition | draws | mean P(gold) | gold unknown | argmax = answer | unknown options |\n"
+          "|---|---|---|---|---|---|---|---|\n";
+    for (const auto& r : f["rows"]) {
+      md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", esc(r.value("subject", "")),
+                        esc(r.value("config", "")), esc(r.value("condition", "")), num(r["draws"]),
+                        num(r["mean_gold_prob"]), num(r["gold_unknown"]),
+                        r["argmax_match_share"].is_null()
+                            ? std::string("n/a")
+                            : fmt::format("{}/{} ({})", num(r["argmax_matches"]), num(r["argmax_defined"]),
+                                          num(r["argmax_match_share"])),
+                        fmt::format("{}/{}", num(r["options_unknown"]), num(r["options_total"])));
+    }
+    md += "\n";
+  }
   if (an.contains("judge_panel")) judge_panel_section(md, an["judge_panel"]);
   if (an.contains("human_validity")) human_validity_section(md, an["human_validity"]);
   if (an.contains("fairness")) fairness_section(md, an["fairness"]);

@@ -15,8 +15,10 @@
 #include "backend/anthropic.h"
 #include "backend/openai.h"
 #include "backend/sim.h"
+#include "data/chat.h"
 #include "data/medqa.h"
 #include "data/vignettes.h"
+#include "task/chat_task.h"
 #include "task/mcq_task.h"
 #include "task/vignette_task.h"
 #include "util/file.h"
@@ -63,6 +65,11 @@ Result<std::unique_ptr<Backend>> make_backend(const SubjectSpec& subject) {
     o.retry_after_cap_s = subject.retry_after_cap_s;
     o.rpm = subject.rpm;
     o.tpm = subject.tpm;
+    o.max_in_flight = std::max(1, subject.concurrency);
+    // Adaptive back-off after 429s is always on; NOISEFLOOR_ADAPTIVE_429=0 turns it off to
+    // compare (docs/backends.md).
+    if (const char* a = std::getenv("NOISEFLOOR_ADAPTIVE_429"); a != nullptr && std::string(a) == "0")
+      o.adaptive = false;
     o.jitter_seed = fnv1a64(subject.name);
     if (!subject.api_key_env.empty()) {
       const char* key = std::getenv(subject.api_key_env.c_str());
@@ -78,6 +85,29 @@ Result<std::unique_ptr<Backend>> make_backend(const SubjectSpec& subject) {
                                      subject.name, subject.backend));
 }
 
+namespace {
+
+nlohmann::json subject_to_json(const SubjectSpec& sub) {
+  return {{"name", sub.name},
+          {"provider", sub.provider},
+          {"backend", sub.backend},
+          {"model", sub.model},
+          {"base_url", strip_url_userinfo(sub.base_url)},
+          {"api_key_env", sub.api_key_env},
+          {"sim", sub.sim},
+          {"extra_body", sub.extra_body},
+          {"concurrency", sub.concurrency},
+          {"timeout_s", sub.timeout_s},
+          {"connect_timeout_s", sub.connect_timeout_s},
+          {"max_retries", sub.max_retries},
+          {"retry_after_cap_s", sub.retry_after_cap_s},
+          {"rpm", sub.rpm},
+          {"tpm", sub.tpm},
+          {"logprobs", sub.logprobs}};
+}
+
+}  // namespace
+
 nlohmann::json study_to_json(const Study& s) {
   nlohmann::json j;
   j["name"] = s.name;
@@ -85,22 +115,16 @@ nlohmann::json study_to_json(const Study& s) {
   j["task"] = s.task;
   j["dataset"] = {{"format", s.dataset.format}, {"path", s.dataset.path}, {"limit", s.dataset.limit}};
   j["subjects"] = nlohmann::json::array();
-  for (const auto& sub : s.subjects) {
-    j["subjects"].push_back({{"name", sub.name},
-                             {"backend", sub.backend},
-                             {"model", sub.model},
-                             {"base_url", strip_url_userinfo(sub.base_url)},
-                             {"api_key_env", sub.api_key_env},
-                             {"sim", sub.sim},
-                             {"extra_body", sub.extra_body},
-                             {"concurrency", sub.concurrency},
-                             {"timeout_s", sub.timeout_s},
-                             {"connect_timeout_s", sub.connect_timeout_s},
-                             {"max_retries", sub.max_retries},
-                             {"retry_after_cap_s", sub.retry_after_cap_s},
-                             {"rpm", sub.rpm},
-                             {"tpm", sub.tpm},
-                             {"logprobs", sub.logprobs}});
+  for (const auto& sub : s.subjects) j["subjects"].push_back(subject_to_json(sub));
+  if (s.judge.enabled) {
+    nlohmann::json panel = nlohmann::json::array();
+    for (const auto& judge : s.judge.panel) panel.push_back(subject_to_json(judge));
+    j["judge"] = {{"criterion", s.judge.criterion},
+                  {"temperature", s.judge.temperature},
+                  {"top_p", s.judge.top_p},
+                  {"seed", s.judge.seed ? nlohmann::json(*s.judge.seed) : nlohmann::json(nullptr)},
+                  {"max_tokens", s.judge.max_tokens},
+                  {"panel", std::move(panel)}};
   }
   j["conditions"] = s.conditions;
   j["configs"] = nlohmann::json::array();
@@ -152,6 +176,13 @@ nlohmann::json provenance_card(const Study& study) {
   auto data = read_file(study.dataset.path);
   card["datasets"] = nlohmann::json::array(
       {{{"path", study.dataset.path}, {"sha256", data.ok() ? nlohmann::json(sha256_hex(*data)) : nlohmann::json(nullptr)}}});
+  if (study.dataset.format == "probe_sheet") {  // the key.json read beside the sheet
+    if (const std::string key = probe_sheet_key_path(study.dataset.path); !key.empty()) {
+      auto kd = read_file(key);
+      card["datasets"].push_back(
+          {{"path", key}, {"sha256", kd.ok() ? nlohmann::json(sha256_hex(*kd)) : nlohmann::json(nullptr)}});
+    }
+  }
   card["backends"] = nlohmann::json::array();
   for (const auto& sub : study.subjects) {
     card["backends"].push_back({{"subject", sub.name},
@@ -177,7 +208,22 @@ Result<std::unique_ptr<Task>> make_task(const Study& study) {
     NF_ASSIGN_OR_RETURN(auto task, VignetteTask::create(std::move(set)));
     return std::unique_ptr<Task>(std::move(task));
   }
-  return InvalidArgument(fmt::format("task: unknown task '{}' (expected mcq or vignette_agent)", study.task));
+  if (study.task == "chat") {  // seed 004 §2.3: task/chat_task.h
+    std::vector<ChatItem> items;
+    if (study.dataset.format == "chat") {
+      NF_ASSIGN_OR_RETURN(items, read_chat_jsonl(study.dataset.path, study.dataset.limit, study.dataset.id_field,
+                                                 study.dataset.cluster_field));
+    } else if (study.dataset.format == "probe_sheet") {
+      NF_ASSIGN_OR_RETURN(items, read_probe_sheet(study.dataset.path, probe_sheet_key_path(study.dataset.path)));
+      if (study.dataset.limit > 0 && static_cast<size_t>(study.dataset.limit) < items.size())
+        items.resize(static_cast<size_t>(study.dataset.limit));
+    } else {
+      return InvalidArgument(
+          fmt::format("task chat: dataset.format must be 'chat' or 'probe_sheet', got '{}'", study.dataset.format));
+    }
+    return std::unique_ptr<Task>(std::make_unique<ChatTask>(std::move(items)));
+  }
+  return InvalidArgument(fmt::format("task: unknown task '{}' (expected mcq, vignette_agent or chat)", study.task));
 }
 
 namespace {
@@ -291,6 +337,7 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
                       extra_bodies[p.subject_index]};
       int call_index = 0;
       int64_t cached_calls = 0;
+      std::vector<Store::CacheEntry> new_cache;  // committed with the draw (one transaction)
       const CallFn call = [&](const ChatRequest& req) {
         const nlohmann::json body = req.to_openai_json();
         const std::string ckey = cache_key(backend.identity(), body, p.key) + ":" + std::to_string(call_index++);
@@ -302,8 +349,12 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
           }
         }
         ChatResponse resp = backend.complete(req);
-        if (options.use_cache && resp.kind == ResponseKind::kOk)  // --refresh rewrites the cache
-          (void)store.cache_put(ckey, response_to_json(resp));  // best effort: the draw is what counts
+        if (options.use_cache && resp.kind == ResponseKind::kOk) {  // --refresh rewrites the cache
+          if (options.refresh)
+            (void)store.cache_put(ckey, response_to_json(resp));  // best effort: the draw is what counts
+          else
+            new_cache.push_back({ckey, response_to_json(resp)});
+        }
         return resp;
       };
       TaskDrawResult res = task->run(p.item_index, p.key.condition, ctx, call);
@@ -326,8 +377,11 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
       if (!res.response.logprobs.is_null()) {
         std::vector<std::string> letters;
         const auto& data = items[p.item_index].data;
-        if (data.contains("options") && data["options"].is_object())
-          for (auto it = data["options"].begin(); it != data["options"].end(); ++it) letters.push_back(it.key());
+        // The SHOWN letters (A, B, ... as many as the prompt had): a remove_context draw
+        // shows one more option (the appended sentinel) than the item stores.
+        size_t shown = data.contains("options") && data["options"].is_object() ? data["options"].size() : 0;
+        if (res.detail.is_object() && res.detail.contains("removed_chars")) ++shown;
+        for (size_t k = 0; k < shown && k < 26; ++k) letters.emplace_back(1, static_cast<char>('A' + k));
         nlohmann::json probs = nlohmann::json::object();
         for (const auto& [letter, prob] : option_probabilities(res.response.logprobs, letters))
           probs[letter] = prob ? nlohmann::json(*prob) : nlohmann::json(nullptr);
@@ -348,7 +402,7 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
       d.cached = from_cache;
       d.attempts = resp.attempts;
 
-      Status st = options.refresh ? store.replace_draw(d) : store.put_draw(d);
+      Status st = options.refresh ? store.replace_draw(d) : store.put_draw_with_cache(d, new_cache);
       if (!st.ok() && st.code() != StatusCode::kAlreadyExists) {
         std::lock_guard<std::mutex> lock(mu);
         error = st;

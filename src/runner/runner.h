@@ -51,12 +51,15 @@ Result<std::unique_ptr<Task>> make_task(const Study& study);
 
 /// Builds the backend for a subject. openai / anthropic: reads the API key from the
 /// environment variable the subject names and passes the subject's timeouts, retry
-/// settings (max_retries, retry_after_cap_s) and budgets (rpm, tpm). Errors:
+/// settings (max_retries, retry_after_cap_s), budgets (rpm, tpm) and its concurrency as
+/// the ceiling of the adaptive in-flight limit after 429s (off when the environment sets
+/// NOISEFLOOR_ADAPTIVE_429=0). Errors:
 /// InvalidArgument for a bad sim parameter, an unknown backend, or a named key variable
 /// that is unset.
 Result<std::unique_ptr<Backend>> make_backend(const SubjectSpec& subject);
 
-/// The study as JSON for the store's study record (analyses as [{name, options}]).
+/// The study as JSON for the store's study record (analyses as [{name, options}]; subjects
+/// with their provider family; the judge block, panel included, when the study has one).
 /// Base URLs are recorded without credentials (strip_url_userinfo); keys never appear.
 nlohmann::json study_to_json(const Study& study);
 

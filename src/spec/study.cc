@@ -807,6 +807,9 @@ Result<Study> Parser::parse(const std::string& text) {
   } else {
     for (const auto& a : known_analyses()) {
       if (a == "fairness" && st.task != "vignette_agent") continue;
+      // Chat draws carry no outcomes (judges score them), so the outcome analyses would
+      // print empty tables; the judge analyses below run on their own.
+      if (st.task == "chat") continue;
       // The judge analyses run on their own whenever the store holds judgments
       // (metrics/analyze.cc), so a study without judges does not list them.
       if (a == "judge_panel" || a == "human_validity") continue;

@@ -139,7 +139,9 @@ const std::vector<std::string>& known_analyses();
 /// duplicate keys with a did-you-mean, wrong types, out-of-range values, unset ${NAME});
 /// NotFound "path:line: dataset.path: no such file: ..." when the dataset is missing.
 /// Defaults for absent keys are those of the structs above; an absent `analyses` key
-/// requests all of known_analyses() with default options. A study with a `judge` block
+/// requests the outcome analyses of known_analyses() that fit the task (none for task
+/// chat, whose draws are scored by judges) with default options; judge_panel and
+/// human_validity run whenever the store holds their data. A study with a `judge` block
 /// may leave out `dataset` and `subjects` (a judging-only study over stored draws, e.g.
 /// imported ones); then dataset.path is "" and subjects is empty. See docs/study.md.
 Result<Study> parse_study(const std::string& yaml_text, const std::string& path,

@@ -539,7 +539,20 @@ Result<std::unique_ptr<Store>> Store::open_existing(const std::string& path) {
   return open(path);
 }
 
-Store::~Store() { sqlite3_close_v2(db_); }
+// The hot-path statements, prepared once per Store (re-preparing four statements per
+// draw was a large share of `noisefloor run`'s CPU per draw; bench/README.md).
+struct Store::HotStatements {
+  std::optional<DrawWriter> draw_writer;
+  std::optional<Stmt> cache_get, cache_put;
+};
+
+Store::Store(std::string path, sqlite3* db)
+    : path_(std::move(path)), db_(db), hot_(std::make_unique<HotStatements>()) {}
+
+Store::~Store() {
+  hot_.reset();  // finalize the cached statements before closing the connection
+  sqlite3_close_v2(db_);
+}
 
 Status Store::migrate() {
   std::lock_guard lock(mu_);
@@ -694,14 +707,31 @@ Result<std::unordered_set<std::string>> Store::finished_keys() {
 Status Store::put_draw_locked(const Draw& draw) {
   WriteTxn txn(db_, "put_draw", path_);
   NF_RETURN_IF_ERROR(txn.begin());
-  NF_ASSIGN_OR_RETURN(DrawWriter w, DrawWriter::prepare(db_, path_));
-  NF_RETURN_IF_ERROR(w.write(db_, path_, draw, now_s()));
+  if (!hot_->draw_writer) {
+    NF_ASSIGN_OR_RETURN(DrawWriter w, DrawWriter::prepare(db_, path_));
+    hot_->draw_writer.emplace(std::move(w));
+  }
+  NF_RETURN_IF_ERROR(hot_->draw_writer->write(db_, path_, draw, now_s()));
   return txn.commit();
 }
 
 Status Store::put_draw(const Draw& draw) {
   std::lock_guard lock(mu_);
   return put_draw_locked(draw);
+}
+
+Status Store::put_draw_with_cache(const Draw& draw, const std::vector<CacheEntry>& cache) {
+  std::lock_guard lock(mu_);
+  WriteTxn txn(db_, "put_draw", path_);
+  NF_RETURN_IF_ERROR(txn.begin());
+  if (!hot_->draw_writer) {
+    NF_ASSIGN_OR_RETURN(DrawWriter w, DrawWriter::prepare(db_, path_));
+    hot_->draw_writer.emplace(std::move(w));
+  }
+  const int64_t now = now_s();
+  NF_RETURN_IF_ERROR(hot_->draw_writer->write(db_, path_, draw, now));
+  for (const CacheEntry& e : cache) NF_RETURN_IF_ERROR(cache_put_locked(e.key, e.response, now));
+  return txn.commit();
 }
 
 Status Store::replace_draw(const Draw& draw) {
@@ -734,23 +764,41 @@ Status Store::put_draws(const std::vector<Draw>& draws) {
 
 Result<std::optional<json>> Store::cache_get(const std::string& key) {
   std::lock_guard lock(mu_);
-  NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
-      "SELECT response FROM response_cache WHERE key = ?1", "cache_get", path_));
+  if (!hot_->cache_get) {
+    NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
+        "SELECT response FROM response_cache WHERE key = ?1", "cache_get", path_));
+    hot_->cache_get.emplace(std::move(q));
+  }
+  Stmt& q = *hot_->cache_get;
+  q.reset();
   q.bind(1, key);
   NF_ASSIGN_OR_RETURN(bool row, q.step());
   if (!row) return std::optional<json>();
-  NF_ASSIGN_OR_RETURN(json j, parse_json(q.text(0), "cached response", path_));
+  const std::string text = q.text(0);
+  q.reset();  // end the read now, not at the next call
+  NF_ASSIGN_OR_RETURN(json j, parse_json(text, "cached response", path_));
   return std::optional<json>(std::move(j));
 }
 
 Status Store::cache_put(const std::string& key, const json& response) {
   std::lock_guard lock(mu_);
-  NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
-      "INSERT INTO response_cache(key, response, created_at) VALUES(?1, ?2, ?3) "
-      "ON CONFLICT(key) DO UPDATE SET response = excluded.response, created_at = excluded.created_at",
-      "cache_put", path_));
-  q.bind(1, key).bind(2, dump_json(response)).bind(3, now_s());
-  return q.run();
+  return cache_put_locked(key, response, now_s());
+}
+
+Status Store::cache_put_locked(const std::string& key, const json& response, int64_t now) {
+  if (!hot_->cache_put) {
+    NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
+        "INSERT INTO response_cache(key, response, created_at) VALUES(?1, ?2, ?3) "
+        "ON CONFLICT(key) DO UPDATE SET response = excluded.response, created_at = excluded.created_at",
+        "cache_put", path_));
+    hot_->cache_put.emplace(std::move(q));
+  }
+  Stmt& q = *hot_->cache_put;
+  q.reset();
+  q.bind(1, key).bind(2, dump_json(response)).bind(3, now);
+  Status st = q.run();
+  q.reset();
+  return st;
 }
 
 Result<std::vector<OutcomeRow>> Store::outcome_rows(bool include_cached) {
@@ -1092,6 +1140,83 @@ Status Store::export_csv(const std::string& out_path) {
         << ',' << csv_field(q.text(9)) << '\n';
   }
   return file.finish();
+}
+
+// ---- judging stored draws -------------------------------------------------------------
+
+Result<std::vector<Store::JudgeableDraw>> Store::ok_draws_for_judging() {
+  std::lock_guard lock(mu_);
+  NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
+      "SELECT id, subject, item, condition, config, replicate, cluster, request, content FROM draws "
+      "WHERE status = 'ok' ORDER BY id", "ok_draws_for_judging", path_));
+  std::vector<JudgeableDraw> out;
+  for (;;) {
+    NF_ASSIGN_OR_RETURN(bool row, q.step());
+    if (!row) break;
+    JudgeableDraw d;
+    d.id = q.int64(0);
+    d.key = DrawKey{q.text(1), q.text(2), q.text(3), q.text(4), static_cast<int>(q.int64(5))};
+    d.cluster = q.text(6);
+    NF_ASSIGN_OR_RETURN(d.request, parse_json(q.text(7), "draw request", path_));
+    d.content = q.text(8);
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+Result<std::map<std::pair<int64_t, std::string>, std::string>> Store::judgment_status_by_draw() {
+  std::lock_guard lock(mu_);
+  NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
+      "SELECT draw_id, judge, status FROM judgments WHERE draw_id IS NOT NULL", "judgment_status_by_draw", path_));
+  std::map<std::pair<int64_t, std::string>, std::string> out;
+  for (;;) {
+    NF_ASSIGN_OR_RETURN(bool row, q.step());
+    if (!row) break;
+    out[{q.int64(0), q.text(1)}] = q.text(2);
+  }
+  return out;
+}
+
+Result<std::map<std::string, json>> Store::subject_specs() {
+  std::lock_guard lock(mu_);
+  NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_, "SELECT subject, spec FROM subjects ORDER BY subject",
+                                            "subject_specs", path_));
+  std::map<std::string, json> out;
+  for (;;) {
+    NF_ASSIGN_OR_RETURN(bool row, q.step());
+    if (!row) break;
+    NF_ASSIGN_OR_RETURN(out[q.text(0)], parse_json(q.text(1), "subject spec", path_));
+  }
+  return out;
+}
+
+Status Store::replace_judgments(const std::vector<JudgmentRow>& rows) {
+  std::lock_guard lock(mu_);
+  WriteTxn txn(db_, "replace_judgments", path_);
+  NF_RETURN_IF_ERROR(txn.begin());
+  NF_ASSIGN_OR_RETURN(Stmt remove, Stmt::prepare(db_,
+      "DELETE FROM judgments WHERE subject = ?1 AND item = ?2 AND judge = ?3 AND ifnull(draw_id, 0) = ?4",
+      "replace_judgments: delete", path_));
+  NF_ASSIGN_OR_RETURN(Stmt insert, Stmt::prepare(db_,
+      "INSERT INTO judgments(subject, subject_provider, item, cluster, judge, judge_provider, label, status, "
+      "draw_id, raw_response, settings, created_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+      "replace_judgments: insert", path_));
+  const int64_t now = now_s();
+  for (const JudgmentRow& r : rows) {
+    NF_RETURN_IF_ERROR(check_judgment(r, path_));
+    remove.reset();
+    remove.bind(1, r.subject).bind(2, r.item).bind(3, r.judge).bind(4, r.draw_id.value_or(0));
+    NF_RETURN_IF_ERROR(remove.run());
+    insert.reset();
+    insert.bind(1, r.subject).bind(2, r.subject_provider).bind(3, r.item)
+        .bind(4, r.cluster.empty() ? r.item : r.cluster).bind(5, r.judge).bind(6, r.judge_provider);
+    if (r.label) insert.bind(7, *r.label); else insert.bind_null(7);
+    insert.bind(8, r.status);
+    if (r.draw_id) insert.bind(9, *r.draw_id); else insert.bind_null(9);
+    insert.bind(10, r.raw_response).bind(11, dump_json(r.settings)).bind(12, r.created_at != 0 ? r.created_at : now);
+    NF_RETURN_IF_ERROR(insert.run());
+  }
+  return txn.commit();
 }
 
 }  // namespace nf

@@ -7,11 +7,13 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -117,6 +119,16 @@ class Store {
   /// written) if the replicate is negative, an outcome value is NaN or an outcome name
   /// repeats within the draw.
   Status put_draw(const Draw& draw);
+  /// One response-cache entry (key as runner/runner.h cache_key builds it).
+  struct CacheEntry {
+    std::string key;
+    nlohmann::json response;
+  };
+  /// put_draw plus the draw's response-cache entries in the same transaction: one commit
+  /// per draw instead of one per call and one for the draw (the run's hot path). A cache
+  /// entry with an existing key is overwritten. Errors as put_draw; nothing is written
+  /// on error.
+  Status put_draw_with_cache(const Draw& draw, const std::vector<CacheEntry>& cache);
   /// Writes one draw, replacing any stored draw with the same key (whatever its status)
   /// and its outcomes, in a single transaction (`run --refresh`). Judgments of the
   /// replaced draw keep their rows with draw_id set to NULL. InvalidArgument as put_draw.
@@ -163,14 +175,42 @@ class Store {
   Status export_jsonl(const std::string& out_path);
   Status export_csv(const std::string& out_path);
 
+  // ---- judging stored draws (runner/judge.h; seed 004 §2.6) ----
+
+  /// One stored ok draw as a judge sees it: its id, key, cluster, the request actually
+  /// sent (JSON; {"messages": [...]} for chat draws) and the answer text.
+  struct JudgeableDraw {
+    int64_t id = 0;
+    DrawKey key;
+    std::string cluster;
+    nlohmann::json request;
+    std::string content;
+  };
+  /// Every draw with status ok, ordered by id.
+  Result<std::vector<JudgeableDraw>> ok_draws_for_judging();
+  /// The status of every stored judgment that references a draw, keyed by
+  /// (draw_id, judge): what a resumed `noisefloor judge` must not repeat.
+  Result<std::map<std::pair<int64_t, std::string>, std::string>> judgment_status_by_draw();
+  /// The stored spec of every subject (table `subjects`), by name.
+  Result<std::map<std::string, nlohmann::json>> subject_specs();
+  /// Writes judgments in one transaction (all or nothing), first deleting any stored
+  /// judgment with the same key (subject, item, judge, draw_id) whatever its status
+  /// (`judge --refresh`). InvalidArgument as put_judgments.
+  Status replace_judgments(const std::vector<JudgmentRow>& rows);
+
  private:
-  Store(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
+  Store(std::string path, sqlite3* db);
   Status migrate();
   Status put_draw_locked(const Draw& draw);
+  Status cache_put_locked(const std::string& key, const nlohmann::json& response, int64_t now);
 
   std::string path_;
   sqlite3* db_ = nullptr;
   std::mutex mu_;
+  // Statements of the per-draw hot path (draw insert with outcomes, cache get/put),
+  // prepared on first use and reused under mu_ (store.cc). Finalized before close.
+  struct HotStatements;
+  std::unique_ptr<HotStatements> hot_;
 };
 
 }  // namespace nf

@@ -397,6 +397,109 @@ TEST(ExampleStudies, MedqaFloorParsesWithRealData) {
               HasSubstr("dataset.path: environment variable NOISEFLOOR_DATA is not set"));
 }
 
+// ---- task chat, probe_sheet, judge (issue 4; seed 004 §2.3, §2.5, Appendix A) ----------
+
+/// A chat study over `<dir>/chats.jsonl` (written by the test); `extra` appended.
+std::string chat_study(const std::string& extra = "") {
+  return "name: c\n"
+         "task: chat\n"
+         "dataset:\n"
+         "  format: chat\n"
+         "  path: chats.jsonl\n"
+         "subjects:\n"
+         "  - name: openai-sim\n"
+         "    model: sim-chat\n" +
+         extra;
+}
+
+TEST_F(StudyTest, ChatTaskParsesWithTruncationAndProviderDefaults) {
+  std::ofstream(dir_ / "chats.jsonl") << R"({"id":"c1","messages":[{"role":"user","content":"Hi. There."}]})" << "\n";
+  Result<Study> r = parse(chat_study("conditions: [none, truncate_last_turn]\n"));
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->task, "chat");
+  EXPECT_EQ(r->dataset.format, "chat");
+  EXPECT_EQ(r->conditions, (std::vector<std::string>{"none", "truncate_last_turn"}));
+  ASSERT_EQ(r->subjects.size(), 1u);
+  EXPECT_EQ(r->subjects[0].provider, "openai-sim");  // default: the subject name
+  EXPECT_FALSE(r->judge.enabled);
+
+  Result<Study> p = parse(chat_study() + "    provider: openai\n");
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  EXPECT_EQ(p->subjects[0].provider, "openai");
+  EXPECT_THAT(expect_error(chat_study() + "    provider: 'open ai'\n"),
+              HasSubstr(":9: subjects[0].provider: 'open ai' is not a valid provider family name"));
+  EXPECT_THAT(expect_error(chat_study("conditions: [none, truncate_last_tur]\n")),
+              HasSubstr("(did you mean 'truncate_last_turn'?)"));
+  // An mcq dataset under task chat is an error naming dataset.format.
+  EXPECT_THAT(expect_error("name: c\ntask: chat\ndataset: {path: items.jsonl}\nsubjects: [{name: s, model: m}]\n"),
+              HasSubstr(":3: dataset.format: format 'medqa' does not fit task 'chat'"));
+}
+
+TEST_F(StudyTest, JudgeBlockDefaultsToSeed004AppendixA) {
+  std::ofstream(dir_ / "chats.jsonl") << R"({"id":"c1","messages":[{"role":"user","content":"Hi."}]})" << "\n";
+  Result<Study> r = parse(chat_study("judge:\n"
+                                     "  panel:\n"
+                                     "    - {name: j1, model: sim-judge, provider: openai}\n"
+                                     "    - {name: j2, model: sim-judge-2}\n"));
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_TRUE(r->judge.enabled);
+  EXPECT_EQ(r->judge.criterion, default_judge_criterion());
+  EXPECT_NE(r->judge.criterion.find("rather than providing a confident, definitive clinical answer"), std::string::npos);
+  EXPECT_DOUBLE_EQ(r->judge.temperature, 0.0);
+  EXPECT_DOUBLE_EQ(r->judge.top_p, 1.0);
+  ASSERT_TRUE(r->judge.seed.has_value());
+  EXPECT_EQ(*r->judge.seed, 0);
+  EXPECT_EQ(r->judge.max_tokens, 512);
+  ASSERT_EQ(r->judge.panel.size(), 2u);
+  EXPECT_EQ(r->judge.panel[0].provider, "openai");
+  EXPECT_EQ(r->judge.panel[1].provider, "j2");
+
+  Result<Study> set = parse(chat_study("judge:\n  criterion: Is it safe?\n  temperature: 0.5\n  seed: 7\n"
+                                       "  max_tokens: 64\n  panel: [{name: j1, model: m}]\n"));
+  ASSERT_TRUE(set.ok()) << set.status().to_string();
+  EXPECT_EQ(set->judge.criterion, "Is it safe?");
+  EXPECT_DOUBLE_EQ(set->judge.temperature, 0.5);
+  EXPECT_EQ(set->judge.seed.value_or(-1), 7);
+  EXPECT_EQ(set->judge.max_tokens, 64);
+}
+
+TEST_F(StudyTest, JudgingOnlyStudyNeedsNoDatasetOrSubjects) {
+  Result<Study> r = parse("name: j\ntask: chat\nstore: s.sqlite\njudge:\n  panel: [{name: j1, model: m}]\n");
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_TRUE(r->judge.enabled);
+  EXPECT_TRUE(r->dataset.path.empty());
+  EXPECT_TRUE(r->subjects.empty());
+  // Without a judge block, dataset and subjects stay required.
+  EXPECT_THAT(expect_error("name: j\ntask: chat\n"), HasSubstr("dataset: required key is missing"));
+}
+
+TEST_F(StudyTest, JudgeErrors) {
+  EXPECT_THAT(expect_error(minimal("judge:\n  panel: [{name: j1, model: m}]\n")),
+              HasSubstr(":8: judge: judges score open-ended answers: needs task: chat, this study has task: mcq"));
+  std::ofstream(dir_ / "chats.jsonl") << R"({"id":"c1","messages":[{"role":"user","content":"Hi."}]})" << "\n";
+  EXPECT_THAT(expect_error(chat_study("judge: {temperature: 0}\n")), HasSubstr("judge.panel: required key is missing"));
+  EXPECT_THAT(expect_error(chat_study("judge: {panel: [{name: j1, model: m}], max_tokens: 0}\n")),
+              HasSubstr("judge.max_tokens: must be a positive integer"));
+  EXPECT_THAT(expect_error(chat_study("judge: {panel: [{name: j1, model: m, provider: 'a b'}]}\n")),
+              HasSubstr("judge.panel[0].provider"));
+  EXPECT_THAT(expect_error(chat_study("judge: {panel: [{name: j1, model: m}], critrion: x}\n")),
+              HasSubstr("(did you mean 'criterion'?)"));
+}
+
+TEST_F(StudyTest, ProbeSheetRejectsTruncation) {
+  std::ofstream(dir_ / "sheet.md") << "## A001\n";
+  const std::string head = "name: p\ntask: chat\ndataset: {format: probe_sheet, path: sheet.md}\n"
+                           "subjects: [{name: s, model: m}]\n";
+  Result<Study> ok = parse(head);
+  ASSERT_TRUE(ok.ok()) << ok.status().to_string();
+  EXPECT_EQ(ok->dataset.format, "probe_sheet");
+  EXPECT_THAT(expect_error(head + "conditions: [none, truncate_last_turn]\n"),
+              HasSubstr(":3: dataset.format: a probe_sheet holds conversations that are already truncated"));
+  // A chat format needs task chat.
+  EXPECT_THAT(expect_error("name: p\ndataset: {format: probe_sheet, path: sheet.md}\nsubjects: [{name: s, model: m}]\n"),
+              HasSubstr(":2: dataset.format: format 'probe_sheet' does not fit task 'mcq'"));
+}
+
 TEST(LoadStudy, MissingFileIsNotFound) {
   Result<Study> r = load_study("/nonexistent/study.yaml");
   ASSERT_FALSE(r.ok());

@@ -1,0 +1,391 @@
+#include "runner/judge.h"
+
+#include <unistd.h>
+
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "backend/sim_judge.h"
+#include "runner/runner.h"
+#include "util/hash.h"
+#include "util/strings.h"
+
+namespace nf {
+
+namespace {
+
+std::string upper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// A verdict value normalised: "met" / "not met" / ... -> 1 / 0, or -1 when unrecognised.
+int verdict_word(std::string_view raw) {
+  std::string v = to_lower(trim(raw));
+  while (!v.empty() && (v.back() == '.' || v.back() == '!')) v.pop_back();
+  v = trim(v);
+  for (char& c : v)
+    if (c == '_' || c == '-') c = ' ';
+  // Collapse repeated spaces.
+  std::string w;
+  for (char c : v)
+    if (!(c == ' ' && !w.empty() && w.back() == ' ')) w += c;
+  if (w == "met" || w == "yes" || w == "true" || w == "1") return 1;
+  if (w == "not met" || w == "notmet" || w == "unmet" || w == "no" || w == "false" || w == "0") return 0;
+  return -1;
+}
+
+// The vote of one JSON object, nullopt when it has neither key, or an error.
+Result<std::optional<int>> object_vote(const nlohmann::json& j) {
+  std::optional<int> from_verdict, from_met;
+  if (auto it = j.find("verdict"); it != j.end()) {
+    int v = -1;
+    if (it->is_string()) v = verdict_word(it->get<std::string>());
+    else if (it->is_boolean()) v = it->get<bool>() ? 1 : 0;
+    else if (it->is_number_integer() && (it->get<int64_t>() == 0 || it->get<int64_t>() == 1))
+      v = static_cast<int>(it->get<int64_t>());
+    if (v < 0) return InvalidArgument(fmt::format("unrecognised verdict value {}", it->dump()));
+    from_verdict = v;
+  }
+  if (auto it = j.find("met"); it != j.end() && it->is_boolean()) from_met = it->get<bool>() ? 1 : 0;
+  if (from_verdict && from_met && *from_verdict != *from_met)
+    return InvalidArgument("contradictory verdict: \"verdict\" and \"met\" disagree");
+  if (from_verdict) return std::optional<int>(*from_verdict);
+  return from_met;
+}
+
+// End of the balanced {...} starting at `open` (strings and escapes respected), or npos.
+size_t matching_brace(std::string_view t, size_t open) {
+  int depth = 0;
+  bool in_str = false, esc = false;
+  for (size_t i = open; i < t.size(); ++i) {
+    const char c = t[i];
+    if (in_str) {
+      if (esc) esc = false;
+      else if (c == '\\') esc = true;
+      else if (c == '"') in_str = false;
+      continue;
+    }
+    if (c == '"') in_str = true;
+    else if (c == '{') ++depth;
+    else if (c == '}' && --depth == 0) return i;
+  }
+  return std::string_view::npos;
+}
+
+std::string strip_markdown(std::string_view line) {
+  std::string out;
+  for (char c : line)
+    if (c != '*' && c != '_' && c != '`' && c != '#' && c != '>') out += c;
+  return trim(out);
+}
+
+std::string format_duration(double s) {
+  if (!std::isfinite(s) || s < 0) return "--:--";
+  const int64_t t = static_cast<int64_t>(std::llround(s));
+  if (t >= 3600) return fmt::format("{}:{:02}:{:02}", t / 3600, (t / 60) % 60, t % 60);
+  return fmt::format("{}:{:02}", t / 60, t % 60);
+}
+
+}  // namespace
+
+ChatRequest build_judge_request(const JudgeSpec& spec, const SubjectSpec& judge,
+                                const std::vector<ChatMessage>& conversation, const std::string& response) {
+  std::string turns;
+  for (size_t i = 0; i < conversation.size(); ++i) {
+    if (i > 0) turns += "\n\n";
+    turns += upper(conversation[i].role) + ": " + conversation[i].content;
+  }
+  std::string user;
+  user += std::string(kJudgeCriterionHeader) + "\n" + spec.criterion + "\n\n";
+  user += std::string(kJudgeConversationHeader) + "\n" + turns + "\n\n";
+  user += std::string(kJudgeResponseHeader) + "\n" + response + "\n\n";
+  user += std::string(kJudgeTaskHeader) + "\n" + std::string(kJudgeInstruction);
+  ChatRequest r;
+  r.model = judge.model;
+  r.messages = {{"system", std::string(kJudgeSystemPrompt)}, {"user", std::move(user)}};
+  r.temperature = spec.temperature;
+  r.top_p = spec.top_p;
+  r.seed = spec.seed;
+  r.max_tokens = spec.max_tokens;
+  r.extra_body = effective_extra_body(judge);
+  return r;
+}
+
+Result<std::vector<ChatMessage>> conversation_of_request(const nlohmann::json& request) {
+  if (!request.is_object() || !request.contains("messages") || !request["messages"].is_array() ||
+      request["messages"].empty())
+    return InvalidArgument("request has no non-empty \"messages\" array");
+  std::vector<ChatMessage> out;
+  for (const auto& m : request["messages"]) {
+    if (!m.is_object() || !m.contains("role") || !m["role"].is_string() || !m.contains("content") ||
+        !m["content"].is_string())
+      return InvalidArgument("request message without a string \"role\" and \"content\"");
+    out.push_back({m["role"].get<std::string>(), m["content"].get<std::string>()});
+  }
+  return out;
+}
+
+Result<int> parse_verdict(std::string_view text) {
+  if (trim(text).empty()) return InvalidArgument("empty judge reply");
+  // 1. JSON objects: the last one carrying a verdict wins.
+  std::optional<Result<std::optional<int>>> last;
+  for (size_t i = text.find('{'); i != std::string_view::npos; i = text.find('{', i + 1)) {
+    const size_t end = matching_brace(text, i);
+    if (end == std::string_view::npos) continue;
+    nlohmann::json j = nlohmann::json::parse(text.substr(i, end - i + 1), nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object()) continue;
+    auto vote = object_vote(j);
+    if (!vote.ok() || vote->has_value()) last = std::move(vote);
+  }
+  if (last) {
+    if (!last->ok()) return last->status();
+    return static_cast<int>(***last);
+  }
+  // 2. The final non-empty line.
+  const std::vector<std::string> lines = split(text, '\n');
+  std::string line;
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
+    line = strip_markdown(*it);
+    if (!line.empty()) break;
+  }
+  if (const int v = verdict_word(line); v >= 0 && (to_lower(line).rfind("met") != std::string::npos))
+    return v;  // a bare MET / NOT MET
+  const size_t colon = line.find(':');
+  if (colon != std::string::npos) {
+    const std::string head = to_lower(trim(line.substr(0, colon)));
+    if (head == "verdict" || head == "final verdict" || head == "label" || head == "answer" || head == "decision") {
+      const int v = verdict_word(line.substr(colon + 1));
+      if (v >= 0) return v;
+      return InvalidArgument(fmt::format("unrecognised verdict value '{}'", trim(line.substr(colon + 1))));
+    }
+  }
+  return InvalidArgument("no verdict found (no JSON object with \"verdict\" and no final verdict line)");
+}
+
+Result<JudgeSummary> run_judges(const Study& study, Store& store, const JudgeOptions& options) {
+  Clock& clock = options.clock ? *options.clock : real_clock();
+  const JudgeSpec& spec = study.judge;
+  if (!spec.enabled || spec.panel.empty())
+    return FailedPrecondition(fmt::format("{}: the study has no judge panel (add a `judge:` block with a panel; "
+                                          "docs/judging.md)", study.source_path));
+  auto rec = store.get_study();
+  if (!rec.ok())
+    return FailedPrecondition(fmt::format("store {}: no study record; run the chat study or `noisefloor import "
+                                          "probe-sheet` into it first", store.path()));
+  const std::string task = rec->spec.value("task", std::string());
+  if (task != "chat")
+    return FailedPrecondition(fmt::format("store {}: its study '{}' is a '{}' task; only stored draws of a chat task "
+                                          "can be judged", store.path(), rec->name, task.empty() ? "unknown" : task));
+
+  NF_ASSIGN_OR_RETURN(auto all_draws, store.ok_draws_for_judging());
+  struct Unit {
+    Store::JudgeableDraw draw;
+    std::vector<ChatMessage> conversation;
+  };
+  std::vector<Unit> units;
+  std::map<std::pair<std::string, std::string>, int> per_subject_item;
+  for (auto& d : all_draws) {
+    auto conv = conversation_of_request(d.request);
+    if (!conv.ok()) continue;  // not a chat draw
+    ++per_subject_item[{d.key.subject, d.key.item}];
+    units.push_back({std::move(d), std::move(*conv)});
+  }
+  if (units.empty())
+    return FailedPrecondition(fmt::format("store {}: holds no ok chat draws (draws whose request has \"messages\") "
+                                          "to judge", store.path()));
+  bool one_per_item = true;
+  for (const auto& [k, n] : per_subject_item) one_per_item = one_per_item && n == 1;
+
+  // Subject providers: the study's, else the stored subject spec's, else the name.
+  NF_ASSIGN_OR_RETURN(auto specs, store.subject_specs());
+  auto provider_of = [&](const std::string& subject) {
+    for (const auto& s : study.subjects)
+      if (s.name == subject && !s.provider.empty()) return s.provider;
+    if (auto it = specs.find(subject); it != specs.end() && it->second.is_object())
+      if (auto p = it->second.find("provider"); p != it->second.end() && p->is_string() && !p->get<std::string>().empty())
+        return p->get<std::string>();
+    return subject;
+  };
+
+  std::vector<std::unique_ptr<Backend>> backends;
+  for (const auto& j : spec.panel) {
+    auto b = make_backend(j);
+    if (!b.ok()) return b.status().with_context("judge");
+    backends.push_back(std::move(*b));
+  }
+
+  NF_ASSIGN_OR_RETURN(auto done, store.judgment_status_by_draw());
+  JudgeSummary sum;
+  sum.per_judge.resize(spec.panel.size());
+  std::vector<std::vector<size_t>> todo(spec.panel.size());
+  for (size_t j = 0; j < spec.panel.size(); ++j) {
+    JudgeCounts& c = sum.per_judge[j];
+    c.judge = spec.panel[j].name;
+    for (size_t u = 0; u < units.size(); ++u) {
+      ++c.planned;
+      auto it = done.find({units[u].draw.id, spec.panel[j].name});
+      if (!options.refresh && it != done.end() && it->second != "api_error") ++c.already_done;
+      else todo[j].push_back(u);
+    }
+    sum.planned += c.planned;
+    sum.already_done += c.already_done;
+  }
+  int64_t total_todo = 0;
+  for (const auto& t : todo) total_todo += static_cast<int64_t>(t.size());
+
+  const std::string criterion_sha = sha256_hex(spec.criterion);
+  std::mutex mu;  // guards sum, error
+  Status error;
+  std::atomic<bool> failed{false};
+  std::atomic<int64_t> executed{0}, started{0};
+  const double t0 = clock.now_s();
+  auto stop_requested = [&] {
+    return failed.load() || (options.stop && options.stop->load()) ||
+           (options.max_judgments >= 0 && executed.load() >= options.max_judgments);
+  };
+
+  auto judge_one = [&](size_t j, const Unit& unit) {
+    const SubjectSpec& judge = spec.panel[j];
+    Backend& backend = *backends[j];
+    const ChatRequest req = build_judge_request(spec, judge, unit.conversation, unit.draw.content);
+    const ChatResponse resp = backend.complete(req);
+    JudgmentRow row;
+    row.subject = unit.draw.key.subject;
+    row.subject_provider = provider_of(row.subject);
+    row.item = one_per_item ? unit.draw.key.item
+                            : fmt::format("{}|{}|{}|{}", unit.draw.key.item, unit.draw.key.condition,
+                                          unit.draw.key.config, unit.draw.key.replicate);
+    row.cluster = unit.draw.cluster;
+    row.judge = judge.name;
+    row.judge_provider = judge.provider.empty() ? judge.name : judge.provider;
+    row.draw_id = unit.draw.id;
+    row.settings = {{"temperature", spec.temperature},
+                    {"top_p", spec.top_p},
+                    {"seed", spec.seed ? nlohmann::json(*spec.seed) : nlohmann::json(nullptr)},
+                    {"max_tokens", spec.max_tokens},
+                    {"model", judge.model},
+                    {"backend", judge.backend},
+                    {"backend_identity", backend.identity()},
+                    {"served_model", resp.served_model},
+                    {"system_fingerprint", resp.system_fingerprint},
+                    {"criterion_sha256", criterion_sha}};
+    if (resp.kind != ResponseKind::kOk) {
+      // A refusal by the judge's provider is not a verdict either; like a transport
+      // failure it is retried on the next run.
+      row.status = "api_error";
+      row.raw_response = resp.error.empty() ? resp.raw_body : resp.error;
+      row.settings["error"] = resp.error.empty() ? std::string("refused") : resp.error;
+    } else {
+      row.raw_response = resp.content;
+      auto v = parse_verdict(resp.content);
+      if (v.ok()) {
+        row.status = "ok";
+        row.label = *v;
+      } else {
+        row.status = "parse_error";
+        row.settings["error"] = v.status().message();
+      }
+    }
+    Status st = options.refresh ? store.replace_judgments({row}) : store.put_judgments({row});
+    if (!st.ok()) {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!failed.load()) error = st;
+      failed = true;
+      return;
+    }
+    executed.fetch_add(1);  // counted only after the commit
+    std::lock_guard<std::mutex> lock(mu);
+    JudgeCounts& c = sum.per_judge[j];
+    ++c.executed;
+    if (row.status == "ok") {
+      ++c.ok;
+      ++sum.ok;
+      c.met += *row.label;
+    } else if (row.status == "parse_error") {
+      ++c.parse_error;
+      ++sum.parse_error;
+    } else {
+      ++c.api_error;
+      ++sum.api_error;
+      if (c.first_api_error.empty()) c.first_api_error = row.raw_response;
+      if (sum.first_api_error.empty()) sum.first_api_error = judge.name + ": " + row.raw_response;
+    }
+  };
+
+  // One pool per judge, `concurrency` threads each (the judge's own limit).
+  std::vector<std::thread> pool;
+  std::vector<std::unique_ptr<std::atomic<size_t>>> next;
+  for (size_t j = 0; j < spec.panel.size(); ++j) next.push_back(std::make_unique<std::atomic<size_t>>(0));
+  for (size_t j = 0; j < spec.panel.size(); ++j) {
+    const int threads = std::max(1, std::min<int>(spec.panel[j].concurrency, static_cast<int>(todo[j].size())));
+    if (todo[j].empty()) continue;
+    for (int t = 0; t < threads; ++t) {
+      pool.emplace_back([&, j] {
+        while (!stop_requested()) {
+          const size_t idx = next[j]->fetch_add(1);
+          if (idx >= todo[j].size()) break;
+          if (options.max_judgments >= 0 && started.fetch_add(1) >= options.max_judgments) break;
+          judge_one(j, units[todo[j][idx]]);
+        }
+      });
+    }
+  }
+
+  const bool tty = isatty(fileno(stderr));
+  std::atomic<bool> workers_done{false};
+  std::thread reporter;
+  if (options.progress && total_todo > 0) {
+    reporter = std::thread([&] {
+      double last_print = -1e9;
+      while (true) {
+        const bool finished = workers_done.load();
+        const double now = clock.now_s();
+        if (finished || now - last_print >= (tty ? 0.5 : 5.0)) {
+          last_print = now;
+          const int64_t n = executed.load();
+          const double elapsed = now - t0;
+          const double rate = elapsed > 0 ? static_cast<double>(n) / elapsed : 0.0;
+          const double eta = rate > 0 ? static_cast<double>(total_todo - n) / rate : NAN;
+          int64_t pe, ae;
+          {
+            std::lock_guard<std::mutex> lock(mu);
+            pe = sum.parse_error;
+            ae = sum.api_error;
+          }
+          std::fprintf(stderr,
+                       "%sjudge: %lld/%lld judgments (%.1f%%) | %.1f judgments/s | ETA %s | parse_error %lld | "
+                       "api_error %lld%s",
+                       tty ? "\r" : "", static_cast<long long>(n + sum.already_done),
+                       static_cast<long long>(sum.planned),
+                       100.0 * static_cast<double>(n + sum.already_done) / static_cast<double>(sum.planned), rate,
+                       format_duration(eta).c_str(), static_cast<long long>(pe), static_cast<long long>(ae),
+                       tty ? "   " : "\n");
+          std::fflush(stderr);
+        }
+        if (finished) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+      if (tty) std::fputc('\n', stderr);
+    });
+  }
+  for (auto& t : pool) t.join();
+  workers_done = true;
+  if (reporter.joinable()) reporter.join();
+
+  if (failed) return error;
+  sum.executed = executed.load();
+  sum.interrupted = sum.already_done + sum.executed < sum.planned;
+  sum.seconds = clock.now_s() - t0;
+  return sum;
+}
+
+}  // namespace nf
