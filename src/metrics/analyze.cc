@@ -171,6 +171,21 @@ Result<nlohmann::json> analyze_store(Store& store, const AnalyzeOptions& options
         results["analyses"][a.name] = j;
         continue;
       }
+      int64_t votes = 0, parse_errors = 0, api_errors = 0;
+      for (const auto& r : judgments) {
+        if (r.status == "ok" && r.label) ++votes;
+        if (r.status == "parse_error") ++parse_errors;
+        if (r.status == "api_error") ++api_errors;
+      }
+      if (votes == 0) {  // e.g. every judge call failed: report that, do not fail the analysis
+        j["skipped"] = fmt::format(
+            "the store holds {} judgments but no votes ({} api_error, {} parse_error, {} without a label); "
+            "api_errors are retried by the next `noisefloor judge`",
+            judgments.size(), api_errors, parse_errors,
+            static_cast<int64_t>(judgments.size()) - api_errors - parse_errors);
+        results["analyses"][a.name] = j;
+        continue;
+      }
       NF_ASSIGN_OR_RETURN(auto panel, build_panel(judgments));
       if (a.name == "judge_panel") {
         JudgePanelOptions jo;

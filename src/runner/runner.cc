@@ -66,10 +66,7 @@ Result<std::unique_ptr<Backend>> make_backend(const SubjectSpec& subject) {
     o.rpm = subject.rpm;
     o.tpm = subject.tpm;
     o.max_in_flight = std::max(1, subject.concurrency);
-    // Adaptive back-off after 429s is always on; NOISEFLOOR_ADAPTIVE_429=0 turns it off to
-    // compare (docs/backends.md).
-    if (const char* a = std::getenv("NOISEFLOOR_ADAPTIVE_429"); a != nullptr && std::string(a) == "0")
-      o.adaptive = false;
+    o.adaptive = subject.adaptive_429;  // study key adaptive_429 (docs/backends.md)
     o.jitter_seed = fnv1a64(subject.name);
     if (!subject.api_key_env.empty()) {
       const char* key = std::getenv(subject.api_key_env.c_str());
@@ -103,7 +100,8 @@ nlohmann::json subject_to_json(const SubjectSpec& sub) {
           {"retry_after_cap_s", sub.retry_after_cap_s},
           {"rpm", sub.rpm},
           {"tpm", sub.tpm},
-          {"logprobs", sub.logprobs}};
+          {"logprobs", sub.logprobs},
+          {"adaptive_429", sub.adaptive_429}};
 }
 
 }  // namespace
@@ -269,6 +267,11 @@ std::string format_duration(double s) {
 
 Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions& options) {
   Clock& clock = options.clock ? *options.clock : real_clock();
+  if (study.subjects.empty() || study.dataset.path.empty())
+    return FailedPrecondition(fmt::format(
+        "{}: the study has no {} (a judging-only study): there are no draws to run; score the stored "
+        "draws with `noisefloor judge {}`",
+        study.source_path, study.subjects.empty() ? "subjects" : "dataset", study.source_path));
   NF_ASSIGN_OR_RETURN(auto task, make_task(study));
   const auto& items = task->items();
   if (items.empty()) return InvalidArgument(fmt::format("{}: dataset has no items", study.dataset.path));

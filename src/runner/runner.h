@@ -52,8 +52,8 @@ Result<std::unique_ptr<Task>> make_task(const Study& study);
 /// Builds the backend for a subject. openai / anthropic: reads the API key from the
 /// environment variable the subject names and passes the subject's timeouts, retry
 /// settings (max_retries, retry_after_cap_s), budgets (rpm, tpm) and its concurrency as
-/// the ceiling of the adaptive in-flight limit after 429s (off when the environment sets
-/// NOISEFLOOR_ADAPTIVE_429=0). Errors:
+/// the ceiling of the adaptive in-flight limit after 429s (off when the subject sets
+/// adaptive_429: false). Errors:
 /// InvalidArgument for a bad sim parameter, an unknown backend, or a named key variable
 /// that is unset.
 Result<std::unique_ptr<Backend>> make_backend(const SubjectSpec& subject);
@@ -95,7 +95,8 @@ struct RunSummary {
 
 /// Loads the dataset, records study/items/subjects/configs in the store, and executes
 /// every planned draw the store does not hold yet, committing each before counting it.
-/// Errors: dataset/backend construction errors (InvalidArgument/NotFound); a store
+/// Errors: FailedPrecondition for a judging-only study (no subjects or no dataset);
+/// dataset/backend construction errors (InvalidArgument/NotFound); a store
 /// write failure (DataLoss). API failures are not errors of the run: they are stored
 /// as api_error draws and counted.
 Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions& options);

@@ -389,7 +389,8 @@ Status Parser::parse_subjects(const Entry& e, std::vector<SubjectSpec>* out, con
     NF_ASSIGN_OR_RETURN(auto m, read_map(node, key,
                                          {"name", "provider", "backend", "model", "base_url", "api_key_env",
                                           "timeout_s", "concurrency", "sim", "extra_body", "connect_timeout_s",
-                                          "max_retries", "retry_after_cap_s", "rpm", "tpm", "logprobs"}));
+                                          "max_retries", "retry_after_cap_s", "rpm", "tpm", "logprobs",
+                                          "adaptive_429"}));
     SubjectSpec s;
     auto nit = m.find("name");
     if (nit == m.end()) return error(node, key + ".name", "required key is missing");
@@ -477,6 +478,13 @@ Status Parser::parse_subjects(const Entry& e, std::vector<SubjectSpec>* out, con
         return error(it->second.value, key + ".logprobs",
                      fmt::format("must be in 0..20 (the top_logprobs to request; 0 = none), got {}", r));
       s.logprobs = static_cast<int>(r);
+    }
+    if (auto it = m.find("adaptive_429"); it != m.end()) {
+      const YAML::Node& v = it->second.value;
+      const std::string t = v.IsScalar() ? v.Scalar() : "";
+      if (t == "true" || t == "True" || t == "TRUE") s.adaptive_429 = true;
+      else if (t == "false" || t == "False" || t == "FALSE") s.adaptive_429 = false;
+      else return error(v, key + ".adaptive_429", fmt::format("expected true or false, found {}", describe(v)));
     }
     for (const char* jk : {"sim", "extra_body"}) {
       auto it = m.find(jk);

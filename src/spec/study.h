@@ -50,6 +50,8 @@ struct SubjectSpec {
   double rpm = 0.0;                 // requests per minute budget (0 = unlimited)
   double tpm = 0.0;                 // tokens per minute budget (0 = unlimited)
   int logprobs = 0;                 // openai: top_logprobs to request (0 = none; 1..20)
+  bool adaptive_429 = true;         // openai/anthropic: shrink the endpoint's in-flight
+                                    // limit on 429s (docs/backends.md); false = off
   nlohmann::json sim = nlohmann::json::object();         // sim backend parameters
   nlohmann::json extra_body = nlohmann::json::object();  // vendor fields sent verbatim
 };

@@ -1,7 +1,7 @@
 // Adaptive back-off after 429s end to end (issue 6 item 2): `noisefloor audit` of an
 // OpenAI-compatible subject WITHOUT rpm/tpm budgets against `noisefloor serve-sim
 // --fail-rate 0.5 --fail-kinds 429 --retry-after 1` completes, and receives fewer 429s than
-// the same run with the adaptation turned off (NOISEFLOOR_ADAPTIVE_429=0). serve-sim
+// the same run with the adaptation turned off (subject key adaptive_429: false). serve-sim
 // throttles for Retry-After seconds after each injected 429, as a real rate limiter does,
 // and counts every 429 it sends (GET /v1/sim/stats). Also: logprobs asked of serve-sim
 // reach the report's option-probability section (issue 6 item 7).
@@ -77,8 +77,9 @@ Outcome429 run_against_faulty_sim(const TempDir& d, const std::string& name, boo
   start_sim(sim, {"--fail-rate", "0.5", "--fail-kinds", "429", "--retry-after", "1"}, d / (name + ".sim.err"));
   Outcome429 o;
   if (sim.url.empty()) return o;
-  testing::write_text(d / (name + ".yaml"), study("", kDraws, kDraws, "0.7"));
-  const std::string env = "SIM_URL=" + sim.url + (adaptive ? "" : " NOISEFLOOR_ADAPTIVE_429=0");
+  testing::write_text(d / (name + ".yaml"),
+                      study(adaptive ? "" : "    adaptive_429: false\n", kDraws, kDraws, "0.7"));
+  const std::string env = "SIM_URL=" + sim.url;
   const CmdResult r = run_cli("audit " + d / (name + ".yaml") + " --quiet --out " + d / name + " --store " +
                                   d / (name + ".sqlite"),
                               d.path(), env);

@@ -508,3 +508,20 @@ TEST(LoadStudy, MissingFileIsNotFound) {
 
 }  // namespace
 }  // namespace nf
+
+namespace nf {
+namespace {
+
+TEST_F(StudyTest, Adaptive429IsABooleanSubjectKeyDefaultOn) {
+  Result<Study> on = parse(minimal());
+  ASSERT_TRUE(on.ok()) << on.status().to_string();
+  EXPECT_TRUE(on->subjects[0].adaptive_429);
+  Result<Study> off = parse(minimal("    adaptive_429: false\n"));
+  ASSERT_TRUE(off.ok()) << off.status().to_string();
+  EXPECT_FALSE(off->subjects[0].adaptive_429);
+  EXPECT_THAT(expect_error(minimal("    adaptive_429: sometimes\n")),
+              HasSubstr(":7: subjects[0].adaptive_429: expected true or false"));
+}
+
+}  // namespace
+}  // namespace nf
