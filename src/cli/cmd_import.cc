@@ -247,7 +247,7 @@ int cmd_import(int argc, char** argv) {
 
 int cmd_export(int argc, char** argv) {
   CLI::App app{"Export a store's draws for pandas or R: JSONL (one draw per line, with outcomes) or CSV (one "
-               "outcome per row, the long format `import draws` reads).\n\nExample:\n"
+               "outcome per row, the long format); `import draws` reads both back, labels included.\n\nExample:\n"
                "  noisefloor export --store runs/sample/store.sqlite --format csv --out draws.csv",
                "noisefloor export"};
   std::string store_path, format = "jsonl", out;
