@@ -88,13 +88,6 @@ std::string strip_markdown(std::string_view line) {
   return trim(out);
 }
 
-std::string format_duration(double s) {
-  if (!std::isfinite(s) || s < 0) return "--:--";
-  const int64_t t = static_cast<int64_t>(std::llround(s));
-  if (t >= 3600) return fmt::format("{}:{:02}:{:02}", t / 3600, (t / 60) % 60, t % 60);
-  return fmt::format("{}:{:02}", t / 60, t % 60);
-}
-
 }  // namespace
 
 ChatRequest build_judge_request(const JudgeSpec& spec, const SubjectSpec& judge,

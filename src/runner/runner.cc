@@ -21,6 +21,7 @@
 #include "task/chat_task.h"
 #include "task/mcq_task.h"
 #include "task/vignette_task.h"
+#include "util/strings.h"
 #include "util/file.h"
 #include "util/hash.h"
 
@@ -254,13 +255,6 @@ ChatResponse response_from_json(const nlohmann::json& j) {
   if (auto l = j.find("logprobs"); l != j.end()) r.logprobs = *l;
   r.attempts = 0;  // no call was made
   return r;
-}
-
-std::string format_duration(double s) {
-  if (!std::isfinite(s) || s < 0) return "--:--";
-  const int64_t t = static_cast<int64_t>(std::llround(s));
-  if (t >= 3600) return fmt::format("{}:{:02}:{:02}", t / 3600, (t / 60) % 60, t % 60);
-  return fmt::format("{}:{:02}", t / 60, t % 60);
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdint>
 
 namespace nf {
 
@@ -73,5 +75,13 @@ std::string to_lower(std::string_view s) {
 }
 
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+std::string format_duration(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0) return "--:--";
+  const int64_t t = static_cast<int64_t>(std::llround(seconds));
+  const std::string mm_ss = std::to_string((t / 60) % 60) + ":" + (t % 60 < 10 ? "0" : "") + std::to_string(t % 60);
+  if (t < 3600) return std::to_string(t / 60) + ":" + (t % 60 < 10 ? "0" : "") + std::to_string(t % 60);
+  return std::to_string(t / 3600) + ":" + ((t / 60) % 60 < 10 ? "0" : "") + mm_ss;
+}
 
 }  // namespace nf

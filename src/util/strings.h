@@ -23,4 +23,8 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep);
 std::string to_lower(std::string_view s);
 bool starts_with(std::string_view s, std::string_view prefix);
 
+/// A duration in seconds as "M:SS", or "H:MM:SS" from one hour; "--:--" when `seconds`
+/// is negative or not finite (an ETA that is not known yet). Rounds to whole seconds.
+std::string format_duration(double seconds);
+
 }  // namespace nf
