@@ -70,6 +70,11 @@ int import_probe_sheet(const std::string& sheet, std::string key, const std::str
   if (key.empty()) key = probe_sheet_key_path(sheet);
   auto items = read_probe_sheet(sheet, key);
   if (!items.ok()) return fail("import", items.status());
+  if (items->empty())
+    return fail("import", InvalidArgument(fmt::format("{}: no probe items: expected sections '## A001' ... with "
+                                                      "'### Conversation' and '### Assistant response' (the "
+                                                      "annotation_sheet.md of seed 004)",
+                                                      sheet)));
   std::map<std::string, std::string> subject_provider;  // subject -> provider family
   for (const auto& it : *items) {
     const std::string subject = key.empty() ? "blinded" : it.meta.value("subject_model", "");
@@ -88,7 +93,14 @@ int import_probe_sheet(const std::string& sheet, std::string key, const std::str
   auto store = Store::open(store_path);
   if (!store.ok()) return fail("import", store.status());
   Store& st = **store;
-  if (!st.get_study().ok()) {
+  if (auto existing = st.get_study(); existing.ok()) {
+    const std::string task = existing->spec.value("task", std::string());
+    if (!task.empty() && task != "chat")
+      return fail("import", FailedPrecondition(fmt::format(
+                                "store {}: holds the '{}' study '{}'; probe answers are chat draws and would be "
+                                "mixed into it (import them into a store of their own)",
+                                store_path, task, existing->name)));
+  } else {
     std::string name = study_name;
     if (name == "imported") {  // the default: named after the sheet
       const size_t slash = sheet.rfind('/');

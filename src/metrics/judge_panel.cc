@@ -340,7 +340,13 @@ Result<json> judge_panel_analysis(const PanelData& p, const JudgePanelOptions& o
     for (size_t t = 0; t < m.names.size(); ++t) {
       NF_ASSIGN_OR_RETURN(auto c, fit->coef(m.names[t]));
       json tj = {{"term", c.name}, {"coef", c.coef}, {"se", c.se}, {"z", c.z}, {"p", c.p}};
-      if (!reps[t].empty()) {
+      // Resamples that cannot be fitted (separation) are not missing at random: they are
+      // the ones where the term is extreme. Past 5% of the resamples the percentile CI
+      // over the rest would be biased towards the centre, so it is withheld.
+      if (failed > boot.resamples / 20) {
+        tj["ci_withheld"] = fmt::format("{} of {} bootstrap resamples could not be fitted (separation)", failed,
+                                        boot.resamples);
+      } else if (!reps[t].empty()) {
         NF_ASSIGN_OR_RETURN(auto ci, stats::percentile_interval(reps[t], boot.level));
         tj["low"] = ci.low;
         tj["high"] = ci.high;

@@ -115,9 +115,14 @@ void judge_panel_section(std::string& md, const nlohmann::json& f) {
                         esc(m["error"].get<std::string>()));
       continue;
     }
-    for (const auto& t : m["terms"])
+    for (const auto& t : m["terms"]) {
+      std::string est = est_ci(t, "coef", 3);
+      if (t.contains("ci_withheld")) est += " (CI withheld: " + esc(t["ci_withheld"].get<std::string>()) + ")";
+      else if (m.value("failed_replicates", 0) > 0)
+        est += fmt::format(" ({} resamples not fitted)", m["failed_replicates"].get<int>());
       md += fmt::format("| {} | {} | {} | {} |\n", m["model"].get<std::string>(), esc(t["term"].get<std::string>()),
-                        est_ci(t, "coef", 3), num(t["se"]));
+                        est, num(t["se"]));
+    }
   }
   const auto& p = f["permutation"];
   if (p.contains("p"))

@@ -195,8 +195,52 @@ Result<JudgeSummary> run_judges(const Study& study, Store& store, const JudgeOpt
   if (units.empty())
     return FailedPrecondition(fmt::format("store {}: holds no ok chat draws (draws whose request has \"messages\") "
                                           "to judge", store.path()));
-  bool one_per_item = true;
+  // The unit naming is a property of the study's plan, not of what the store holds at the
+  // moment (which changes as a run progresses): the bare item id when the plan has one
+  // draw per (subject, item): one condition x one config x one replicate; absent fields
+  // (imports) count as one. A store holding several draws per (subject, item) anyway
+  // (a hand-made store) falls back to the composite name.
+  auto plan_count = [&](const char* key) -> int64_t {
+    auto it = rec->spec.find(key);
+    if (it == rec->spec.end()) return 1;
+    if (it->is_array()) return std::max<int64_t>(1, static_cast<int64_t>(it->size()));
+    if (it->is_number_integer()) return std::max<int64_t>(1, it->get<int64_t>());
+    return 1;
+  };
+  bool one_per_item = plan_count("conditions") * plan_count("configs") * plan_count("replicates") == 1;
   for (const auto& [k, n] : per_subject_item) one_per_item = one_per_item && n == 1;
+
+  // Settings drift: judgments stored under other settings (criterion, model, decoding)
+  // must not be silently mixed with new ones.
+  NF_ASSIGN_OR_RETURN(auto stored, store.judgments());
+  const std::string criterion_sha_now = sha256_hex(spec.criterion);
+  if (!options.refresh) {
+    for (const auto& judge : spec.panel) {
+      const nlohmann::json now = {{"criterion_sha256", criterion_sha_now}, {"model", judge.model},
+                                  {"temperature", spec.temperature},       {"top_p", spec.top_p},
+                                  {"seed", spec.seed ? nlohmann::json(*spec.seed) : nlohmann::json(nullptr)},
+                                  {"max_tokens", spec.max_tokens}};
+      int64_t differing = 0;
+      std::string what;
+      for (const auto& r : stored) {
+        if (r.judge != judge.name || !r.draw_id || r.status == "api_error") continue;
+        for (const auto& [k, v] : now.items()) {
+          auto it = r.settings.find(k);
+          if (it == r.settings.end() || *it == v) continue;
+          ++differing;
+          if (what.empty())
+            what = k == "criterion_sha256" ? std::string("the criterion changed")
+                                           : fmt::format("{} was {}, is now {}", k, it->dump(), v.dump());
+          break;
+        }
+      }
+      if (differing > 0)
+        return FailedPrecondition(fmt::format(
+            "judge '{}': {} stored judgment(s) were made with other settings ({}); re-judge them with --refresh, "
+            "or give the judge a new name to keep both",
+            judge.name, differing, what));
+    }
+  }
 
   // Subject providers: the study's, else the stored subject spec's, else the name.
   NF_ASSIGN_OR_RETURN(auto specs, store.subject_specs());
@@ -235,7 +279,7 @@ Result<JudgeSummary> run_judges(const Study& study, Store& store, const JudgeOpt
   int64_t total_todo = 0;
   for (const auto& t : todo) total_todo += static_cast<int64_t>(t.size());
 
-  const std::string criterion_sha = sha256_hex(spec.criterion);
+  const std::string& criterion_sha = criterion_sha_now;
   std::mutex mu;  // guards sum, error
   Status error;
   std::atomic<bool> failed{false};

@@ -87,15 +87,20 @@ struct JudgeSummary {
 /// (draw, judge) pairs that already hold an ok or parse_error judgment unless
 /// options.refresh. Each judgment row: subject; subject_provider (the study subject's
 /// provider, else the stored subject spec's "provider", else the subject name); item =
-/// the draw's item id when the store holds at most one ok chat draw per (subject, item),
-/// else "item|condition|config|replicate" (so units never collide); cluster = the draw's
+/// the draw's item id when the study's plan (its stored record: conditions x configs x
+/// replicates, absent = 1) has one draw per (subject, item) and the store agrees, else
+/// "item|condition|config|replicate" (so units never collide; stable while a run
+/// progresses); cluster = the draw's
 /// cluster; judge = the judge's name; judge_provider = its provider; label 1 = criterion
 /// met; status ok / parse_error / api_error (label null for the last two); draw_id;
 /// raw_response = the judge's reply text (api_error: the error); settings = {"temperature",
 /// "top_p", "seed", "max_tokens", "model", "backend", "backend_identity", "served_model",
 /// "system_fingerprint", "criterion_sha256"} (plus "error" for an api_error or parse_error).
 /// Each judge runs `concurrency` requests at a time; every judgment is committed on
-/// arrival. Errors: FailedPrecondition when the study has no judge panel, the store has
+/// arrival. Judgments stored by a judge of the same name under other settings (criterion,
+/// model, temperature, top_p, seed, max_tokens) stop the run unless options.refresh:
+/// FailedPrecondition naming the judge and the first difference.
+/// Errors: FailedPrecondition when the study has no judge panel, the store has
 /// no study record, its study is not a chat task, or it holds no ok chat draws;
 /// InvalidArgument from make_backend; DataLoss on a store write failure. Judge API
 /// failures are not errors of the run: they are stored and counted.

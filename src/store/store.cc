@@ -738,6 +738,13 @@ Status Store::replace_draw(const Draw& draw) {
   std::lock_guard lock(mu_);
   WriteTxn txn(db_, "replace_draw", path_);
   NF_RETURN_IF_ERROR(txn.begin());
+  NF_ASSIGN_OR_RETURN(Stmt del_judgments, Stmt::prepare(db_,
+      "DELETE FROM judgments WHERE draw_id IN (SELECT id FROM draws WHERE subject = ?1 AND item = ?2 AND "
+      "condition = ?3 AND config = ?4 AND replicate = ?5)",
+      "replace_draw: judgments", path_));
+  del_judgments.bind(1, draw.key.subject).bind(2, draw.key.item).bind(3, draw.key.condition)
+      .bind(4, draw.key.config).bind(5, static_cast<int64_t>(draw.key.replicate));
+  NF_RETURN_IF_ERROR(del_judgments.run());
   NF_ASSIGN_OR_RETURN(Stmt del, Stmt::prepare(db_,
       "DELETE FROM draws WHERE subject = ?1 AND item = ?2 AND condition = ?3 AND config = ?4 AND replicate = ?5",
       "replace_draw", path_));
@@ -1195,7 +1202,8 @@ Status Store::replace_judgments(const std::vector<JudgmentRow>& rows) {
   WriteTxn txn(db_, "replace_judgments", path_);
   NF_RETURN_IF_ERROR(txn.begin());
   NF_ASSIGN_OR_RETURN(Stmt remove, Stmt::prepare(db_,
-      "DELETE FROM judgments WHERE subject = ?1 AND item = ?2 AND judge = ?3 AND ifnull(draw_id, 0) = ?4",
+      "DELETE FROM judgments WHERE judge = ?3 AND ((?4 != 0 AND draw_id = ?4) OR "
+      "(?4 = 0 AND draw_id IS NULL AND subject = ?1 AND item = ?2))",
       "replace_judgments: delete", path_));
   NF_ASSIGN_OR_RETURN(Stmt insert, Stmt::prepare(db_,
       "INSERT INTO judgments(subject, subject_provider, item, cluster, judge, judge_provider, label, status, "

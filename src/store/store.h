@@ -131,7 +131,8 @@ class Store {
   Status put_draw_with_cache(const Draw& draw, const std::vector<CacheEntry>& cache);
   /// Writes one draw, replacing any stored draw with the same key (whatever its status)
   /// and its outcomes, in a single transaction (`run --refresh`). Judgments of the
-  /// replaced draw keep their rows with draw_id set to NULL. InvalidArgument as put_draw.
+  /// replaced draw are deleted with it (they judged an answer that no longer exists; the
+  /// next `noisefloor judge` judges the new one). InvalidArgument as put_draw.
   Status replace_draw(const Draw& draw);
   /// Writes many draws in one transaction (imports). Same rules as put_draw.
   Status put_draws(const std::vector<Draw>& draws);
@@ -193,9 +194,10 @@ class Store {
   Result<std::map<std::pair<int64_t, std::string>, std::string>> judgment_status_by_draw();
   /// The stored spec of every subject (table `subjects`), by name.
   Result<std::map<std::string, nlohmann::json>> subject_specs();
-  /// Writes judgments in one transaction (all or nothing), first deleting any stored
-  /// judgment with the same key (subject, item, judge, draw_id) whatever its status
-  /// (`judge --refresh`). InvalidArgument as put_judgments.
+  /// Writes judgments in one transaction (all or nothing), first deleting whatever the
+  /// same judge stored for the same draw (any status, any unit name), or for a row without
+  /// a draw the judgment with the same (subject, item, judge) (`judge --refresh`).
+  /// InvalidArgument as put_judgments.
   Status replace_judgments(const std::vector<JudgmentRow>& rows);
 
  private:

@@ -157,3 +157,35 @@ TEST(ChatAuditCli, ProbeSheetStudyClustersByPrompt) {
 
 }  // namespace
 }  // namespace nf
+
+namespace nf {
+namespace {
+
+TEST(ImportProbeSheetCli, AFileWithoutProbeSectionsIsRefused) {
+  testing::TempDir t;
+  const std::string not_a_sheet = t / "README.md";
+  testing::write_text(not_a_sheet, "# Some project\n\nNothing to see here.\n");
+  auto r = testing::run_cli("import probe-sheet " + not_a_sheet + " --key '' --store " + (t / "s.sqlite"), t.path());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("README.md: no probe items"), std::string::npos) << r.err;
+}
+
+TEST(ImportProbeSheetCli, AStoreOfAnotherTaskIsRefused) {
+  testing::TempDir t;
+  const std::string store_path = t / "mcq.sqlite";
+  {
+    auto store = Store::open(store_path);
+    ASSERT_TRUE(store.ok());
+    ASSERT_TRUE((*store)->put_study({"medqa-floor", "abc", 1, {{"task", "mcq"}}}).ok());
+  }
+  const std::string sheet = testing::data_file("missing-info-judges/annotation_sheet.md");
+  auto r = testing::run_cli("import probe-sheet " + sheet + " --store " + store_path, t.path(), testing::data_env());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("holds the 'mcq' study 'medqa-floor'"), std::string::npos) << r.err;
+  auto store = Store::open_existing(store_path);
+  ASSERT_TRUE(store.ok());
+  EXPECT_EQ(*(*store)->draw_count(), 0);
+}
+
+}  // namespace
+}  // namespace nf

@@ -14,6 +14,7 @@
 #include "runner/judge.h"
 #include "spec/study.h"
 #include "store/store.h"
+#include "util/hash.h"
 
 namespace nf {
 namespace {
@@ -201,7 +202,8 @@ std::unique_ptr<ChatStore> make_chat_store(int n, int reps = 1, const std::strin
   auto s = Store::open(cs->dir / "store.sqlite");
   EXPECT_TRUE(s.ok()) << s.status().message();
   cs->store = std::move(*s);
-  EXPECT_TRUE(cs->store->put_study({"chat-test", "", 0, {{"name", "chat-test"}, {"task", task}}}).ok());
+  EXPECT_TRUE(cs->store->put_study({"chat-test", "", 0, {{"name", "chat-test"}, {"task", task}, {"replicates", reps}}})
+                  .ok());
   EXPECT_TRUE(cs->store->put_subject("model-x", {{"name", "model-x"}, {"provider", "openai"}}).ok());
   EXPECT_TRUE(cs->store->put_subject("model-y", {{"name", "model-y"}}).ok());
   for (const std::string subject : {"model-x", "model-y"}) {
@@ -419,6 +421,63 @@ TEST(RunJudges, RefusesStoresWithoutChatDrawsAndStudiesWithoutAPanel) {
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.status().message().find("no judge panel"), std::string::npos);
   }
+}
+
+}  // namespace
+}  // namespace nf
+
+namespace nf {
+namespace {
+
+TEST(RunJudges, UnitNamesFollowThePlanNotWhatTheStoreHoldsSoFar) {
+  // The plan has 3 replicates but only replicate 0 is stored yet (a run in progress):
+  // the units are already the composite names, so judgments made now and after the run
+  // completes line up (they used to switch from "I0" to "I0|...|0" half way).
+  auto cs = make_chat_store(2, 1);
+  ASSERT_TRUE(cs->store->put_study({"chat-test", "", 0, {{"task", "chat"}, {"replicates", 3}}}).ok());
+  ASSERT_TRUE(run_judges(judge_study(two_sim_judges()), *cs->store, quiet()).ok());
+  for (const auto& r : all_judgments(*cs->store))
+    EXPECT_EQ(r.item.find('|'), r.item.size() - std::string("|truncate_last_turn|default|0").size()) << r.item;
+  // One draw per item in the plan: the bare item id.
+  auto single = make_chat_store(2, 1);
+  ASSERT_TRUE(run_judges(judge_study(two_sim_judges()), *single->store, quiet()).ok());
+  for (const auto& r : all_judgments(*single->store)) EXPECT_EQ(r.item.find('|'), std::string::npos) << r.item;
+}
+
+TEST(RunJudges, OtherSettingsStopTheRunUnlessRefreshAndRefreshDoesNotDuplicate) {
+  auto cs = make_chat_store(3, 1);
+  Study study = judge_study(two_sim_judges());
+  auto first = run_judges(study, *cs->store, quiet());
+  ASSERT_TRUE(first.ok()) << first.status().to_string();
+  const size_t n = all_judgments(*cs->store).size();
+  ASSERT_EQ(n, 12u);
+
+  Study changed = study;
+  changed.judge.criterion = "The response is written in French.";
+  auto r = run_judges(changed, *cs->store, quiet());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(r.status().message().find("the criterion changed"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("--refresh"), std::string::npos);
+
+  Study hotter = study;
+  hotter.judge.temperature = 1.0;
+  r = run_judges(hotter, *cs->store, quiet());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("temperature was 0"), std::string::npos) << r.status().message();
+
+  JudgeOptions refresh = quiet();
+  refresh.refresh = true;
+  r = run_judges(changed, *cs->store, refresh);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->executed, 12);
+  const auto rows = all_judgments(*cs->store);
+  EXPECT_EQ(rows.size(), n);  // replaced, not added
+  for (const auto& row : rows) EXPECT_EQ(row.settings["criterion_sha256"], sha256_hex(changed.judge.criterion));
+  // The same settings again: nothing to do, no error.
+  auto again = run_judges(changed, *cs->store, quiet());
+  ASSERT_TRUE(again.ok()) << again.status().to_string();
+  EXPECT_EQ(again->executed, 0);
 }
 
 }  // namespace

@@ -108,6 +108,30 @@ TEST(StoreJudgments, JudgmentsOfDifferentDrawsCoexist) {
   EXPECT_EQ((*rows)[0].draw_id, a.draw_id);
 }
 
+TEST(StoreJudgments, ReplaceDrawDeletesTheJudgmentsOfTheReplacedDrawOnly) {
+  // `run --refresh` replaces a draw; its judgments judged an answer that is gone, so they
+  // go with it (they used to stay with draw_id NULL and were counted twice).
+  ScratchDir dir;
+  auto store = Store::open(dir.path("s.sqlite"));
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE((*store)->put_draws({store_test::sample_draw("gpt", "1", "none", "c", 0),
+                                   store_test::sample_draw("gpt", "1", "none", "c", 1)}).ok());
+  RawDb raw(dir.path("s.sqlite"));
+  const auto ids = raw.column("SELECT id FROM draws ORDER BY id");
+  ASSERT_EQ(ids.size(), 2u);
+  JudgmentRow a = vote("gpt", "1|r0", "xai", 1), b = vote("gpt", "1|r1", "xai", 0);
+  a.draw_id = std::stoll(ids[0]);
+  b.draw_id = std::stoll(ids[1]);
+  JudgmentRow imported = vote("gpt", "1", "google", 1);  // no draw: an import, untouched
+  ASSERT_TRUE((*store)->put_judgments({a, b, imported}).ok());
+  ASSERT_TRUE((*store)->replace_draw(store_test::sample_draw("gpt", "1", "none", "c", 0)).ok());
+  auto rows = (*store)->judgments();
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 2u);
+  for (const auto& r : *rows) EXPECT_NE(r.item, "1|r0");
+  EXPECT_EQ(raw.column("SELECT count(*) FROM judgments WHERE draw_id IS NULL")[0], "1");
+}
+
 TEST(StoreHumanLabels, RoundTripDuplicateAndValidation) {
   ScratchDir dir;
   auto store = Store::open(dir.path("s.sqlite"));
