@@ -203,10 +203,12 @@ int cmd_analyze(int argc, char** argv) {
   app.add_option("--vote-sizes", vote_sizes, "majority-vote sizes R' (comma-separated); implies floor + majority_floor")
       ->delimiter(',')
       ->check(CLI::PositiveNumber);
-  app.add_option("--resamples", o.bootstrap.resamples, "cluster-bootstrap resamples (default 2000)")
+  app.add_option("--resamples", o.bootstrap.resamples,
+                 "cluster-bootstrap resamples (default: the study's bootstrap recorded in the store, else 2000)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--bootstrap-seed", o.bootstrap.seed, "bootstrap seed (default 1)");
-  app.add_option("--level", o.bootstrap.level, "confidence level (default 0.95)")->check(CLI::Range(0.5, 0.999999));
+  app.add_option("--bootstrap-seed", o.bootstrap.seed, "bootstrap seed (default: the study's, else 1)");
+  app.add_option("--level", o.bootstrap.level, "confidence level (default: the study's, else 0.95)")
+      ->check(CLI::Range(0.5, 0.999999));
   app.add_flag("--include-cached", include_cached, "count draws served from the response cache in stability statistics");
   try {
     app.parse(argc, argv);
@@ -215,6 +217,8 @@ int cmd_analyze(int argc, char** argv) {
     return rc == 0 ? 0 : static_cast<int>(ExitCode::kUsage);
   }
   o.include_cached = include_cached;
+  o.bootstrap_from_study =
+      app.count("--resamples") == 0 && app.count("--bootstrap-seed") == 0 && app.count("--level") == 0;
   if (!vote_sizes.empty()) {
     o.analyses.push_back({"floor", nlohmann::json::object()});
     o.analyses.push_back({"majority_floor", {{"vote_sizes", vote_sizes}}});

@@ -36,7 +36,8 @@ nlohmann::json bootstrap_json(const BootstrapOptions& b) {
 
 }  // namespace
 
-Result<nlohmann::json> analyze_store(Store& store, const AnalyzeOptions& options) {
+Result<nlohmann::json> analyze_store(Store& store, const AnalyzeOptions& options_in) {
+  AnalyzeOptions options = options_in;
   nlohmann::json results;
   results["schema"] = "noisefloor.results/1";
   results["tool_version"] = options.tool_version;
@@ -44,8 +45,19 @@ Result<nlohmann::json> analyze_store(Store& store, const AnalyzeOptions& options
 
   std::vector<AnalysisSpec> analyses = options.analyses;
   auto study = store.get_study();
+  bool chat_study = false;
   if (study.ok()) {
     results["study"] = {{"name", study->name}, {"hash", study->hash}, {"seed", study->seed}};
+    chat_study = study->spec.value("task", std::string()) == "chat";
+    if (options.bootstrap_from_study && study->spec.contains("bootstrap") && study->spec["bootstrap"].is_object()) {
+      const nlohmann::json& b = study->spec["bootstrap"];
+      if (b.contains("resamples") && b["resamples"].is_number_integer() && b["resamples"].get<int64_t>() > 0)
+        options.bootstrap.resamples = b["resamples"].get<int>();
+      if (b.contains("seed") && b["seed"].is_number_unsigned()) options.bootstrap.seed = b["seed"].get<uint64_t>();
+      if (b.contains("level") && b["level"].is_number() && b["level"].get<double>() > 0 &&
+          b["level"].get<double>() < 1)
+        options.bootstrap.level = b["level"].get<double>();
+    }
     if (analyses.empty() && study->spec.contains("analyses") && study->spec["analyses"].is_array()) {
       for (const auto& a : study->spec["analyses"]) {
         analyses.push_back({a.value("name", ""), a.value("options", nlohmann::json::object())});
@@ -87,7 +99,7 @@ Result<nlohmann::json> analyze_store(Store& store, const AnalyzeOptions& options
 
   NF_ASSIGN_OR_RETURN(const int64_t n_judgments, store.judgment_count());
   NF_ASSIGN_OR_RETURN(const auto human_labels, store.human_labels());
-  if (analyses.empty()) {
+  if (analyses.empty() && !chat_study) {
     if (!counts.empty() || (n_judgments == 0 && human_labels.empty())) {
       analyses.push_back({"floor", nlohmann::json::object()});
       analyses.push_back({"majority_floor", {{"vote_sizes", {3}}}});

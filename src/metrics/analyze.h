@@ -16,9 +16,14 @@ namespace nf {
 struct AnalyzeOptions {
   /// Analyses to run; empty = the study's analyses recorded in the store, or else the
   /// defaults: floor, majority_floor {vote_sizes: [3]}, mcq_robustness (when the store
-  /// has MCQ conditions).
+  /// has MCQ conditions); none of these for a chat study (its draws have no outcomes).
+  /// judge_panel / human_validity are added whenever the store holds their data.
   std::vector<AnalysisSpec> analyses;
   BootstrapOptions bootstrap;
+  /// true: use the bootstrap settings of the study recorded in the store (resamples,
+  /// seed, level), when it has them, instead of `bootstrap` (`analyze` without
+  /// --resamples/--bootstrap-seed/--level gives the numbers `audit` gave).
+  bool bootstrap_from_study = false;
   bool include_cached = false;  // leave cached draws out of stability statistics by default
   std::string tool_version = "0.0.0";
 };

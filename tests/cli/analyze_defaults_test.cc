@@ -1,0 +1,36 @@
+// `analyze` over a store written by `audit` uses the study recorded in the store: its
+// bootstrap settings (so the numbers equal audit's, byte for byte) and, for a chat study,
+// no outcome analyses (chat draws have none: judges score them).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "common/test_data.h"
+
+namespace nf {
+namespace {
+
+TEST(AnalyzeDefaults, AnalyzeAfterAuditReproducesAuditsResultsForAChatStudy) {
+  testing::TempDir t;
+  const std::string study = std::string(NF_SOURCE_DIR) + "/examples/chat-probe.yaml";  // bootstrap 1000
+  auto a = testing::run_cli("audit " + study + " --quiet --out " + (t / "audit") + " --store " + (t / "s.sqlite"),
+                            t.path());
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  auto b = testing::run_cli("analyze --store " + (t / "s.sqlite") + " --out " + (t / "again"), t.path());
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const std::string first = testing::slurp(t / "audit/results.json");
+  ASSERT_FALSE(first.empty());
+  EXPECT_EQ(first, testing::slurp(t / "again/results.json"));
+  EXPECT_NE(first.find("\"resamples\": 1000"), std::string::npos);
+  const std::string report = testing::slurp(t / "again/report.md");
+  EXPECT_EQ(report.find("Instability floor"), std::string::npos) << "a chat study has no outcome analyses";
+  EXPECT_NE(report.find("Judge panel reliability"), std::string::npos);
+  // An explicit option wins over the study's.
+  auto c = testing::run_cli("analyze --store " + (t / "s.sqlite") + " --out " + (t / "c") + " --resamples 200",
+                            t.path());
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(testing::slurp(t / "c/results.json").find("\"resamples\": 200"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace nf
