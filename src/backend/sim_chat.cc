@@ -36,6 +36,9 @@ constexpr std::array<std::string_view, 4> kConfident = {
 bool sim_chat_looks_truncated(std::string_view last_user_turn) {
   const std::string t = trim(last_user_turn);
   if (t.empty()) return true;
+  // A sentence-boundary cut (truncate_last_turn with >= 2 sentences) usually removes the
+  // question itself: a turn that asks nothing looks cut off too.
+  if (t.find('?') == std::string::npos) return true;
   const char c = t.back();
   switch (c) {
     case '.': case '?': case '!': case ':': case ';': case ')': case ']': case '"': case '\'':

@@ -18,7 +18,8 @@
 
 namespace nf {
 
-/// True when `last_user_turn` looks cut off: after trimming, it is empty, or its last
+/// True when `last_user_turn` looks cut off: after trimming, it is empty, it contains no
+/// '?' (the question was removed: a sentence-boundary cut usually drops it), or its last
 /// character is not terminal punctuation (. ? ! : ; ) " ' or a closing bracket), which
 /// covers a turn cut mid-word or mid-sentence (seed 004 §2.3 truncate_last_turn).
 bool sim_chat_looks_truncated(std::string_view last_user_turn);

@@ -41,6 +41,10 @@ int run_judge_panel(const std::string& cmd, const Study& study, Store& store, bo
     std::fprintf(stderr, "%s: interrupted; run the same command again to resume\n", cmd.c_str());
     return 130;
   }
+  if (sum->parse_error > 0 && sum->ok == 0)
+    std::fprintf(stderr, "%s: warning: none of the %lld verdicts of this run could be parsed: check the judges' "
+                 "output format (docs/judging.md); parse errors are never votes and are not retried\n",
+                 cmd.c_str(), static_cast<long long>(sum->parse_error));
   // The exit-code rule of `run` (cmd_study.cc): API failures are reported and retried on
   // the next run; only when every judgment of this run failed at the API is it exit 3.
   if (sum->api_error > 0) {
@@ -83,7 +87,7 @@ int cmd_judge(int argc, char** argv) {
   app.add_option("--store", store_path,
                  "SQLite store holding the chat draws (default: the study's `store:`, else runs/<study name>/store.sqlite)");
   app.add_flag("--refresh", refresh, "re-judge every (draw, judge), replacing the stored judgments");
-  app.add_flag("--no-progress", no_progress, "no progress line");
+  app.add_flag("--no-progress,--quiet", no_progress, "no progress line (--quiet as for run and audit)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

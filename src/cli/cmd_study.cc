@@ -161,6 +161,11 @@ int study_command(const std::string& cmd, int argc, char** argv, bool run, bool 
   if (!study.ok()) return fail(cmd, study.status());
   const std::string out = resolve_out(a, *study);
   const std::string store_path = resolve_store(a, *study, out);
+  if (cmd == "run" && study->subjects.empty())  // before opening (creating) the store
+    return fail(cmd, FailedPrecondition(fmt::format(
+                         "{}: the study has no subjects (a judging-only study): there are no draws to run; score the "
+                         "stored draws with `noisefloor judge {}`",
+                         a.study_path, a.study_path)));
   auto store = Store::open(store_path);
   if (!store.ok()) return fail(cmd, store.status());
   // A judging-only study (a `judge:` block, no subjects) has nothing to run: audit judges.
@@ -176,6 +181,12 @@ int study_command(const std::string& cmd, int argc, char** argv, bool run, bool 
   // audit: the judge panel re-scores the stored chat draws before analyze (cmd_judge.cc).
   if (cmd == "audit" && study->judge.enabled) {
     const int jrc = run_judge_panel(cmd, *study, **store, a.refresh, !a.quiet);
+    // Every judge failed at the API: the draws are fine, so still write the report (its
+    // judge section says why there are no votes), then exit 3.
+    if (jrc == static_cast<int>(ExitCode::kBackendUnavailable) && analyze) {
+      const int arc = do_analyze(cmd, **store, out, analyze_options_for(*study));
+      return arc != 0 ? arc : jrc;
+    }
     if (jrc != 0) return jrc;
   }
   if (analyze) return do_analyze(cmd, **store, out, analyze_options_for(*study));

@@ -208,6 +208,9 @@ Result<nlohmann::json> analyze_store(Store& store, const AnalyzeOptions& options
           jo.focus_subject = a.options["focus_subject"].get<std::string>();
         }
         NF_ASSIGN_OR_RETURN(auto r, judge_panel_analysis(panel, jo));
+        NF_ASSIGN_OR_RETURN(auto conditions_of_draws, store.judged_draw_conditions());
+        NF_ASSIGN_OR_RETURN(r["by_condition"],
+                            judge_rates_by_condition(judgments, conditions_of_draws, options.bootstrap));
         j["method"] =
             "per judge x subject appropriate-vote rates; Fleiss kappa over units rated by every judge; raw "
             "own-minus-peer gap and difference-in-differences; vote-level logistic regression label ~ C(subject) + "

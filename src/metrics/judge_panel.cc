@@ -5,6 +5,7 @@
 #include <limits>
 #include <numeric>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -469,6 +470,56 @@ Result<json> judge_panel_analysis(const PanelData& p, const JudgePanelOptions& o
                       {"method", "percentile, prompt-cluster (clusters = prompts; replicate r draws from "
                                  "Rng::stream(seed, {r}))"}};
   return out;
+}
+
+Result<json> judge_rates_by_condition(const std::vector<JudgmentRow>& judgments,
+                                      const std::map<int64_t, std::string>& condition_of_draw,
+                                      const BootstrapOptions& boot) {
+  // (subject, condition, judge) -> cluster -> (met, votes); judge "" = all judges.
+  using Cell = std::map<std::string, std::pair<double, double>>;
+  std::map<std::tuple<std::string, std::string, std::string>, Cell> cells;
+  std::set<std::string> conditions;
+  for (const auto& r : judgments) {
+    if (r.status != "ok" || !r.label || !r.draw_id) continue;
+    auto c = condition_of_draw.find(*r.draw_id);
+    if (c == condition_of_draw.end()) continue;
+    conditions.insert(c->second);
+    for (const std::string& judge : {r.judge, std::string()}) {
+      auto& [met, votes] = cells[{r.subject, c->second, judge}][r.cluster];
+      met += *r.label;
+      votes += 1;
+    }
+  }
+  json rows = json::array();
+  if (conditions.size() < 2) return rows;
+  for (const auto& [key, by_cluster] : cells) {
+    const auto& [subject, condition, judge] = key;
+    std::vector<double> num, den;
+    for (const auto& [cluster, mv] : by_cluster) {
+      num.push_back(mv.first);
+      den.push_back(mv.second);
+    }
+    NF_ASSIGN_OR_RETURN(auto ci, stats::cluster_bootstrap_ratio(num, den, boot.resamples, boot.seed, boot.level));
+    const double met = std::accumulate(num.begin(), num.end(), 0.0);
+    const double votes = std::accumulate(den.begin(), den.end(), 0.0);
+    rows.push_back({{"subject", subject},
+                    {"condition", condition},
+                    {"judge", judge.empty() ? std::string("all judges") : judge},
+                    {"votes", static_cast<int64_t>(votes)},
+                    {"met", static_cast<int64_t>(met)},
+                    {"rate", met / votes},
+                    {"low", ci.low},
+                    {"high", ci.high}});
+  }
+  // "all judges" after the single judges of its (subject, condition).
+  std::stable_sort(rows.begin(), rows.end(), [](const json& a, const json& b) {
+    const auto ka = std::make_tuple(a["subject"].get<std::string>(), a["condition"].get<std::string>(),
+                                    a["judge"] == "all judges");
+    const auto kb = std::make_tuple(b["subject"].get<std::string>(), b["condition"].get<std::string>(),
+                                    b["judge"] == "all judges");
+    return ka < kb;
+  });
+  return rows;
 }
 
 }  // namespace nf

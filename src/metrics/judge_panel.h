@@ -42,6 +42,20 @@ Result<PanelData> build_panel(const std::vector<JudgmentRow>& judgments);
 ///                 others" logistic model (seed 004 Table 5: GPT-5.5, the as-run
 ///                 judge's own subject). Default "": the subject with the largest raw
 ///                 own-minus-peer gap.
+/// Appropriate-response rate by subject x condition (seed 004 §2.3: the probe compares a
+/// conversation as written with its truncated form), per judge and over all judges
+/// (pooled votes). Uses the votes (status ok with a label) whose draw_id is in
+/// `condition_of_draw`. Each row: {"subject", "condition", "judge" (a judge's name or
+/// "all judges"), "votes", "met", "rate", "low", "high"}: rate = met / votes; low/high a
+/// percentile cluster-bootstrap CI resampling the judgments' clusters (prompts), so
+/// replicates and judges of the same prompt are not counted as independent
+/// (stats::cluster_bootstrap_ratio, `boot` resamples/seed/level). Rows ordered by subject,
+/// condition, judge with "all judges" last. Returns an empty array when the votes span
+/// fewer than two conditions (nothing to compare). Errors: those of the bootstrap.
+Result<nlohmann::json> judge_rates_by_condition(const std::vector<JudgmentRow>& judgments,
+                                                const std::map<int64_t, std::string>& condition_of_draw,
+                                                const BootstrapOptions& boot);
+
 struct JudgePanelOptions {
   BootstrapOptions bootstrap;
   std::string focus_subject;

@@ -95,6 +95,17 @@ void judge_panel_section(std::string& md, const nlohmann::json& f) {
     for (const auto& j : f["judges"]) md += " " + cell(j["judge"].get<std::string>(), s) + " |";
     md += "\n";
   }
+  if (f.contains("by_condition") && f["by_condition"].is_array() && !f["by_condition"].empty()) {
+    md += "\n### Appropriate-response rate by condition\n\nThe probe's comparison (seed 004 §2.3): each conversation "
+          "as written and with the latter half of its last user turn removed. CI: prompt-cluster bootstrap (replicates "
+          "and judges of one prompt are not independent).\n\n| subject | condition | judge | appropriate | rate [CI] "
+          "| inappropriate-confident |\n|---|---|---|---|---|---|\n";
+    for (const auto& r : f["by_condition"])
+      md += fmt::format("| {} | {} | {} | {}/{} | {} | {} |\n", esc(r["subject"].get<std::string>()),
+                        esc(r["condition"].get<std::string>()), esc(r["judge"].get<std::string>()), num(r["met"]),
+                        num(r["votes"]), est_ci(r, "rate", 3),
+                        num(nlohmann::json(1.0 - r["rate"].get<double>())));
+  }
   const auto& fl = f["fleiss"];
   md += fmt::format("\nFleiss kappa over the {} answers rated by every judge: {} (mean pairwise agreement {}).\n\n",
                     num(fl["complete_units"]), est_ci(fl, "kappa", 3), num(fl.value("mean_pairwise_agreement",

@@ -333,6 +333,7 @@ Result<JudgeSummary> run_judges(const Study& study, Store& store, const JudgeOpt
       }
     }
     Status st = options.refresh ? store.replace_judgments({row}) : store.put_judgments({row});
+    if (st.code() == StatusCode::kAlreadyExists) return;  // another `judge` on this store got there first
     if (!st.ok()) {
       std::lock_guard<std::mutex> lock(mu);
       if (!failed.load()) error = st;

@@ -1197,6 +1197,20 @@ Result<std::map<std::string, json>> Store::subject_specs() {
   return out;
 }
 
+Result<std::map<int64_t, std::string>> Store::judged_draw_conditions() {
+  std::lock_guard lock(mu_);
+  NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
+      "SELECT id, condition FROM draws WHERE id IN (SELECT draw_id FROM judgments WHERE draw_id IS NOT NULL)",
+      "judged_draw_conditions", path_));
+  std::map<int64_t, std::string> out;
+  for (;;) {
+    NF_ASSIGN_OR_RETURN(bool row, q.step());
+    if (!row) break;
+    out[q.int64(0)] = q.text(1);
+  }
+  return out;
+}
+
 Status Store::replace_judgments(const std::vector<JudgmentRow>& rows) {
   std::lock_guard lock(mu_);
   WriteTxn txn(db_, "replace_judgments", path_);

@@ -194,6 +194,9 @@ class Store {
   Result<std::map<std::pair<int64_t, std::string>, std::string>> judgment_status_by_draw();
   /// The stored spec of every subject (table `subjects`), by name.
   Result<std::map<std::string, nlohmann::json>> subject_specs();
+  /// The condition of every draw that some judgment references, by draws.id (for the
+  /// judge rates by condition; imports without draws are absent).
+  Result<std::map<int64_t, std::string>> judged_draw_conditions();
   /// Writes judgments in one transaction (all or nothing), first deleting whatever the
   /// same judge stored for the same draw (any status, any unit name), or for a row without
   /// a draw the judgment with the same (subject, item, judge) (`judge --refresh`).

@@ -40,15 +40,17 @@ TEST(SimParamsJudge, NewKeysRoundTripAndAreValidated) {
       << typo.status().message();
 }
 
-TEST(SimChat, TruncationLooksAtTheLastCharacter) {
+TEST(SimChat, TruncationLooksAtTheLastCharacterAndForAQuestion) {
   EXPECT_TRUE(sim_chat_looks_truncated("Is doing only 1 line of coke s"));
   EXPECT_TRUE(sim_chat_looks_truncated("I'd like"));
   EXPECT_TRUE(sim_chat_looks_truncated("   "));
   EXPECT_FALSE(sim_chat_looks_truncated("What should I do?"));
-  EXPECT_FALSE(sim_chat_looks_truncated("I have good support.  \n"));
-  EXPECT_FALSE(sim_chat_looks_truncated("(see above)"));
+  EXPECT_FALSE(sim_chat_looks_truncated("Is that normal? I have good support.  \n"));
+  EXPECT_FALSE(sim_chat_looks_truncated("What now? (see above)"));
+  // A turn that asks nothing: a sentence-boundary cut that removed the question.
+  EXPECT_TRUE(sim_chat_looks_truncated("I am 6 weeks postpartum. I have good support."));
   EXPECT_EQ(sim_chat_clarify_probability("cut", 0.1, 0.9), 0.9);
-  EXPECT_EQ(sim_chat_clarify_probability("whole.", 0.1, 0.9), 0.1);
+  EXPECT_EQ(sim_chat_clarify_probability("whole?", 0.1, 0.9), 0.1);
 }
 
 TEST(SimChat, RepliesOfEachKindAreWhatTheJudgeExpects) {
@@ -78,7 +80,7 @@ TEST(SimChat, ClarifyingRatesFollowTruncation) {
   int cut = 0, whole = 0;
   for (int i = 0; i < n; ++i) {
     cut += sim_chat_is_clarifying(sim.complete(chat_request("m", "question number " + std::to_string(i) + " about")).content);
-    whole += sim_chat_is_clarifying(sim.complete(chat_request("m", "question number " + std::to_string(i) + ".")).content);
+    whole += sim_chat_is_clarifying(sim.complete(chat_request("m", "question number " + std::to_string(i) + "?")).content);
   }
   auto near = [&](int k, double p) { return std::abs(k - n * p) < 5 * std::sqrt(n * p * (1 - p)); };
   EXPECT_TRUE(near(cut, 0.7)) << cut;

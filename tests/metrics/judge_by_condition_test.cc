@@ -1,0 +1,80 @@
+// judge_rates_by_condition (metrics/judge_panel.h): appropriate-response rates by subject
+// x condition, per judge and pooled, on a hand-made set whose rates are worked out below.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "metrics/judge_panel.h"
+
+namespace nf {
+namespace {
+
+JudgmentRow vote(int64_t draw, const std::string& judge, int label, const std::string& cluster,
+                 const std::string& status = "ok") {
+  JudgmentRow r;
+  r.subject = "m1";
+  r.subject_provider = "p";
+  r.item = "i" + std::to_string(draw);
+  r.cluster = cluster;
+  r.judge = judge;
+  r.judge_provider = judge;
+  r.draw_id = draw;
+  r.status = status;
+  if (status == "ok") r.label = label;
+  return r;
+}
+
+TEST(JudgeRatesByCondition, CountsRatesAndPooledRowByHand) {
+  // Draws 1-4 under none, 5-8 truncated; clusters P1 (draws 1,2,5,6) and P2 (3,4,7,8).
+  std::map<int64_t, std::string> cond;
+  for (int64_t d = 1; d <= 8; ++d) cond[d] = d <= 4 ? "none" : "truncate_last_turn";
+  auto cl = [](int64_t d) { return (d == 1 || d == 2 || d == 5 || d == 6) ? std::string("P1") : std::string("P2"); };
+  std::vector<JudgmentRow> rows;
+  // Judge a: none 1,0,0,0 (1/4); truncated 1,1,1,0 (3/4). Judge b: none 0,0,0,0; truncated 1,1,0,0.
+  const int a[] = {1, 0, 0, 0, 1, 1, 1, 0}, b[] = {0, 0, 0, 0, 1, 1, 0, 0};
+  for (int64_t d = 1; d <= 8; ++d) {
+    rows.push_back(vote(d, "a", a[d - 1], cl(d)));
+    rows.push_back(vote(d, "b", b[d - 1], cl(d)));
+  }
+  rows.push_back(vote(1, "c", 0, "P1", "api_error"));    // never a vote
+  rows.push_back(vote(2, "c", 0, "P1", "parse_error"));  // never a vote
+  rows.push_back(vote(99, "a", 1, "P9"));                // draw without a known condition (import)
+  BootstrapOptions boot;
+  boot.resamples = 400;
+  auto r = judge_rates_by_condition(rows, cond, boot);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_EQ(r->size(), 6u);  // 2 conditions x (a, b, all judges)
+  std::map<std::string, nlohmann::json> by;
+  for (const auto& row : *r) by[row["condition"].get<std::string>() + "/" + row["judge"].get<std::string>()] = row;
+  EXPECT_EQ(by["none/a"]["met"], 1);
+  EXPECT_EQ(by["none/a"]["votes"], 4);
+  EXPECT_DOUBLE_EQ(by["none/a"]["rate"].get<double>(), 0.25);
+  EXPECT_DOUBLE_EQ(by["truncate_last_turn/a"]["rate"].get<double>(), 0.75);
+  EXPECT_DOUBLE_EQ(by["none/b"]["rate"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(by["truncate_last_turn/b"]["rate"].get<double>(), 0.5);
+  EXPECT_EQ(by["truncate_last_turn/all judges"]["met"], 5);
+  EXPECT_EQ(by["truncate_last_turn/all judges"]["votes"], 8);
+  EXPECT_DOUBLE_EQ(by["none/all judges"]["rate"].get<double>(), 0.125);
+  for (const auto& row : *r) {
+    EXPECT_LE(row["low"].get<double>(), row["rate"].get<double>() + 1e-12) << row.dump();
+    EXPECT_GE(row["high"].get<double>(), row["rate"].get<double>() - 1e-12) << row.dump();
+  }
+  // Two clusters of the pooled truncated row: P1 has 4/4 met, P2 1/4; resampling whole
+  // clusters can only give 8/8, 5/8 or 2/8, so the CI lies within [0.25, 1].
+  EXPECT_GE(by["truncate_last_turn/all judges"]["low"].get<double>(), 0.25);
+  // "all judges" comes after the single judges of its cell.
+  EXPECT_EQ((*r)[2]["judge"], "all judges");
+}
+
+TEST(JudgeRatesByCondition, OneConditionGivesNoRows) {
+  std::map<int64_t, std::string> cond{{1, "none"}, {2, "none"}};
+  std::vector<JudgmentRow> rows = {vote(1, "a", 1, "P1"), vote(2, "a", 0, "P2")};
+  auto r = judge_rates_by_condition(rows, cond, BootstrapOptions{});
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->empty());
+}
+
+}  // namespace
+}  // namespace nf
