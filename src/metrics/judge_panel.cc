@@ -421,12 +421,21 @@ Result<json> judge_panel_analysis(const PanelData& p, const JudgePanelOptions& o
   const json full_rank = ranking(full_rate);
   json lojo = {{"full_ranking", full_rank}, {"rows", json::array()}};
   bool all_same = true;
+  json undefined = json::array();
   for (int d = 0; d < J; ++d) {
     std::vector<double> v(static_cast<size_t>(S));
     json rates_d = json::object();
+    std::string without;  // a subject left without any rate by this deletion
     for (int s = 0; s < S; ++s) {
       v[s] = panel_inappropriate(full, s, [d](int j) { return j != d; });
       rates_d[p.subjects[s]] = num(v[s]);
+      if (!std::isfinite(v[s]) && without.empty()) without = p.subjects[s];
+    }
+    if (!without.empty()) {  // no ranking to compare: undefined, not "different"
+      undefined.push_back(p.judges[d]);
+      lojo["rows"].push_back({{"dropped_judge", p.judges[d]}, {"inappropriate", rates_d}, {"ranking", nullptr},
+                              {"undefined", fmt::format("no judge left with votes on {}", without)}});
+      continue;
     }
     const json rk = ranking(v);
     all_same = all_same && rk == full_rank;
@@ -434,6 +443,7 @@ Result<json> judge_panel_analysis(const PanelData& p, const JudgePanelOptions& o
                             {"same_as_full", rk == full_rank}});
   }
   lojo["same_ranking_under_every_deletion"] = all_same;
+  lojo["undefined_deletions"] = undefined;
   out["leave_one_judge_out"] = lojo;
 
   // ---- bootstrap probability of ranking first (lowest inappropriate) / last

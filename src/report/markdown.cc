@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "util/file.h"
+#include "util/strings.h"
 
 namespace nf {
 
@@ -159,6 +160,12 @@ void judge_panel_section(std::string& md, const nlohmann::json& f) {
   md += "\nLeave-one-judge-out: the ranking (best first) is ";
   md += l.value("same_ranking_under_every_deletion", false) ? "the same under every single-judge deletion"
                                                             : "NOT the same under every single-judge deletion";
+  if (l.contains("undefined_deletions") && !l["undefined_deletions"].empty()) {
+    std::vector<std::string> names;
+    for (const auto& n : l["undefined_deletions"]) names.push_back(n.get<std::string>());
+    md += " that leaves every subject rated (undefined, a subject without votes, when dropping " +
+          esc(join(names, ", ")) + ")";
+  }
   md += ". Full panel: ";
   for (size_t i = 0; i < l["full_ranking"].size(); ++i)
     md += (i ? " < " : "") + l["full_ranking"][i].get<std::string>();

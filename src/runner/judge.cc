@@ -329,7 +329,10 @@ Result<JudgeSummary> run_judges(const Study& study, Store& store, const JudgeOpt
         row.label = *v;
       } else {
         row.status = "parse_error";
-        row.settings["error"] = v.status().message();
+        row.settings["error"] = resp.finish_reason == "length"
+                                    ? fmt::format("the reply was cut off at max_tokens ({}) before a verdict: {}",
+                                                  spec.max_tokens, v.status().message())
+                                    : v.status().message();
       }
     }
     Status st = options.refresh ? store.replace_judgments({row}) : store.put_judgments({row});

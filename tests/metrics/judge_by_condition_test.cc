@@ -78,3 +78,53 @@ TEST(JudgeRatesByCondition, OneConditionGivesNoRows) {
 
 }  // namespace
 }  // namespace nf
+
+namespace nf {
+namespace {
+
+TEST(LeaveOneJudgeOut, ADeletionThatLeavesASubjectUnratedIsUndefinedNotDifferent) {
+  // Judges j1 and j2 both rate subject A; only j1 rates subject B (j2's calls on B all
+  // failed). Dropping j1 leaves B without votes: that deletion has no ranking.
+  std::vector<JudgmentRow> rows;
+  auto add = [&](const std::string& subject, const std::string& item, const std::string& judge, int label) {
+    JudgmentRow r;
+    r.subject = subject;
+    r.subject_provider = subject == "A" ? "pa" : "pb";
+    r.item = item;
+    r.cluster = item;
+    r.judge = judge;
+    r.judge_provider = judge == "j1" ? "pa" : "pc";
+    r.label = label;
+    rows.push_back(r);
+  };
+  for (int i = 0; i < 6; ++i) {
+    const std::string item = "q" + std::to_string(i);
+    add("A", item, "j1", i % 2);
+    add("A", item, "j2", i % 3 == 0);
+    add("B", item, "j1", i < 4);
+  }
+  auto panel = build_panel(rows);
+  ASSERT_TRUE(panel.ok()) << panel.status().to_string();
+  JudgePanelOptions o;
+  o.bootstrap.resamples = 50;
+  auto r = judge_panel_analysis(*panel, o);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  const auto& lojo = (*r)["leave_one_judge_out"];
+  ASSERT_EQ(lojo["undefined_deletions"].size(), 1u) << lojo.dump();
+  EXPECT_EQ(lojo["undefined_deletions"][0], "j1");
+  bool saw_undefined = false;
+  for (const auto& row : lojo["rows"]) {
+    if (row["dropped_judge"] == "j1") {
+      EXPECT_TRUE(row["ranking"].is_null());
+      EXPECT_NE(row["undefined"].get<std::string>().find("on B"), std::string::npos);
+      saw_undefined = true;
+    } else {
+      EXPECT_TRUE(row["same_as_full"].get<bool>()) << row.dump();
+    }
+  }
+  EXPECT_TRUE(saw_undefined);
+  EXPECT_TRUE(lojo["same_ranking_under_every_deletion"].get<bool>());
+}
+
+}  // namespace
+}  // namespace nf
