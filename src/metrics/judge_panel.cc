@@ -134,6 +134,8 @@ Result<PanelData> build_panel(const std::vector<JudgmentRow>& judgments) {
     p.unit_cluster[unit] = index_of(p.clusters, r.cluster);
     if (r.status != "ok" || !r.label) {
       ++p.not_votes;
+      if (r.status == "parse_error") ++p.parse_errors;
+      if (r.status == "api_error") ++p.api_errors;
       continue;
     }
     PanelData::Vote v{index_of(p.subjects, r.subject), index_of(p.judges, r.judge), index_of(p.clusters, r.cluster),
@@ -161,6 +163,9 @@ Result<json> judge_panel_analysis(const PanelData& p, const JudgePanelOptions& o
   for (int j = 0; j < J; ++j) out["judges"].push_back({{"judge", p.judges[j]}, {"provider", p.judge_providers[j]}});
   out["votes"] = p.votes.size();
   out["not_votes"] = p.not_votes;
+  out["not_votes_by_status"] = {{"parse_error", p.parse_errors},
+                                {"api_error", p.api_errors},
+                                {"no_label", p.not_votes - p.parse_errors - p.api_errors}};
   out["clusters"] = C;
 
   // ---- Table 4: rates

@@ -28,6 +28,7 @@ struct PanelData {
   std::vector<std::string> clusters;                     // prompt ids
   std::vector<Vote> votes;
   int64_t not_votes = 0;  // judgments with status parse_error / api_error or no label
+  int64_t parse_errors = 0, api_errors = 0;  // the parts of not_votes by status (the rest: no label)
   /// (subject, item) -> label per judge (nullopt = no vote); the units of agreement.
   std::map<std::pair<std::string, std::string>, std::vector<std::optional<int>>> units;
   std::map<std::pair<std::string, std::string>, int> unit_cluster;

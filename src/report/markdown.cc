@@ -73,7 +73,15 @@ void judge_panel_section(std::string& md, const nlohmann::json& f) {
     return;
   }
   md += bootstrap_line(f["bootstrap"]);
-  md += fmt::format("Votes: {} (not votes: {}).\n\n", num(f["votes"]), num(f["not_votes"]));
+  md += fmt::format("Votes: {} (not votes: {}", num(f["votes"]), num(f["not_votes"]));
+  if (f.contains("not_votes_by_status")) {
+    const auto& nv = f["not_votes_by_status"];
+    md += fmt::format(": {} parse errors, {} API errors, {} missing votes", num(nv["parse_error"]),
+                      num(nv["api_error"]), num(nv["no_label"]));
+    if (nv["api_error"].get<int64_t>() > 0)
+      md += "; the API errors are retried by the next `noisefloor judge`, so this report is incomplete until then";
+  }
+  md += ").\n\n";
   // Table 4: subjects x judges.
   md += "### Appropriate-response rate by judge (rows = subject, columns = judge)\n\n| subject |";
   std::string sep = "|---|";

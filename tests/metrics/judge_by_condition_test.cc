@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -124,6 +125,50 @@ TEST(LeaveOneJudgeOut, ADeletionThatLeavesASubjectUnratedIsUndefinedNotDifferent
   }
   EXPECT_TRUE(saw_undefined);
   EXPECT_TRUE(lojo["same_ranking_under_every_deletion"].get<bool>());
+}
+
+}  // namespace
+}  // namespace nf
+
+namespace nf {
+namespace {
+
+TEST(JudgePanelNotVotes, SplitByStatus) {
+  std::vector<JudgmentRow> rows;
+  auto add = [&](const std::string& subject, const std::string& item, const std::string& judge,
+                 std::optional<int> label, const std::string& status) {
+    JudgmentRow r;
+    r.subject = subject;
+    r.subject_provider = subject;
+    r.item = item;
+    r.cluster = item;
+    r.judge = judge;
+    r.judge_provider = judge;
+    r.label = label;
+    r.status = status;
+    rows.push_back(r);
+  };
+  for (int i = 0; i < 4; ++i) {
+    const std::string item = "q" + std::to_string(i);
+    add("A", item, "j1", i % 2, "ok");
+    add("B", item, "j1", 1, "ok");
+  }
+  add("A", "q0", "j2", std::nullopt, "api_error");
+  add("A", "q1", "j2", std::nullopt, "api_error");
+  add("B", "q0", "j2", std::nullopt, "parse_error");
+  add("B", "q1", "j2", std::nullopt, "ok");  // a missing vote (null in votes.jsonl)
+  add("B", "q2", "j2", 0, "ok");
+  auto panel = build_panel(rows);
+  ASSERT_TRUE(panel.ok()) << panel.status().to_string();
+  JudgePanelOptions o;
+  o.bootstrap.resamples = 20;
+  auto r = judge_panel_analysis(*panel, o);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ((*r)["votes"], 9);
+  EXPECT_EQ((*r)["not_votes"], 4);
+  EXPECT_EQ((*r)["not_votes_by_status"]["api_error"], 2);
+  EXPECT_EQ((*r)["not_votes_by_status"]["parse_error"], 1);
+  EXPECT_EQ((*r)["not_votes_by_status"]["no_label"], 1);
 }
 
 }  // namespace
