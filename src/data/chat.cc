@@ -9,25 +9,12 @@
 
 #include <fmt/format.h>
 
+#include "data/json_type.h"
 #include "util/file.h"
 #include "util/strings.h"
 
 namespace nf {
 namespace {
-
-std::string json_type(const nlohmann::json& v) {
-  switch (v.type()) {
-    case nlohmann::json::value_t::null: return "null";
-    case nlohmann::json::value_t::object: return "an object";
-    case nlohmann::json::value_t::array: return "an array";
-    case nlohmann::json::value_t::string: return "a string";
-    case nlohmann::json::value_t::boolean: return "a boolean";
-    case nlohmann::json::value_t::number_integer:
-    case nlohmann::json::value_t::number_unsigned: return "an integer";
-    case nlohmann::json::value_t::number_float: return "a number";
-    default: return "an unsupported value";
-  }
-}
 
 /// An id or cluster field: a non-empty string or an integer.
 Result<std::string> id_value(const nlohmann::json& v, const std::string& field, const std::string& where) {

@@ -1,18 +1,17 @@
 #include "runner/judge.h"
 
-#include <unistd.h>
-
 #include <cctype>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "backend/sim_judge.h"
+#include "runner/progress.h"
 #include "runner/runner.h"
 #include "util/hash.h"
 #include "util/strings.h"
@@ -362,6 +361,13 @@ Result<JudgeSummary> run_judges(const Study& study, Store& store, const JudgeOpt
     }
   };
 
+  std::optional<ProgressLine> progress;
+  if (options.progress && total_todo > 0)
+    progress.emplace("judge", "judgments", sum.planned, sum.already_done, total_todo, clock, [&] {
+      std::lock_guard<std::mutex> lock(mu);
+      return ProgressCounts{executed.load(), sum.parse_error, sum.api_error};
+    });
+
   // One pool per judge, `concurrency` threads each (the judge's own limit).
   std::vector<std::thread> pool;
   std::vector<std::unique_ptr<std::atomic<size_t>>> next;
@@ -380,47 +386,8 @@ Result<JudgeSummary> run_judges(const Study& study, Store& store, const JudgeOpt
       });
     }
   }
-
-  const bool tty = isatty(fileno(stderr));
-  std::atomic<bool> workers_done{false};
-  std::thread reporter;
-  if (options.progress && total_todo > 0) {
-    reporter = std::thread([&] {
-      double last_print = -1e9;
-      while (true) {
-        const bool finished = workers_done.load();
-        const double now = clock.now_s();
-        if (finished || now - last_print >= (tty ? 0.5 : 5.0)) {
-          last_print = now;
-          const int64_t n = executed.load();
-          const double elapsed = now - t0;
-          const double rate = elapsed > 0 ? static_cast<double>(n) / elapsed : 0.0;
-          const double eta = rate > 0 ? static_cast<double>(total_todo - n) / rate : NAN;
-          int64_t pe, ae;
-          {
-            std::lock_guard<std::mutex> lock(mu);
-            pe = sum.parse_error;
-            ae = sum.api_error;
-          }
-          std::fprintf(stderr,
-                       "%sjudge: %lld/%lld judgments (%.1f%%) | %.1f judgments/s | ETA %s | parse_error %lld | "
-                       "api_error %lld%s",
-                       tty ? "\r" : "", static_cast<long long>(n + sum.already_done),
-                       static_cast<long long>(sum.planned),
-                       100.0 * static_cast<double>(n + sum.already_done) / static_cast<double>(sum.planned), rate,
-                       format_duration(eta).c_str(), static_cast<long long>(pe), static_cast<long long>(ae),
-                       tty ? "   " : "\n");
-          std::fflush(stderr);
-        }
-        if (finished) break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      }
-      if (tty) std::fputc('\n', stderr);
-    });
-  }
   for (auto& t : pool) t.join();
-  workers_done = true;
-  if (reporter.joinable()) reporter.join();
+  if (progress) progress->stop();
 
   if (failed) return error;
   sum.executed = executed.load();

@@ -2,11 +2,11 @@
 
 #include <unistd.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -18,6 +18,7 @@
 #include "data/chat.h"
 #include "data/medqa.h"
 #include "data/vignettes.h"
+#include "runner/progress.h"
 #include "task/chat_task.h"
 #include "task/mcq_task.h"
 #include "task/vignette_task.h"
@@ -421,48 +422,17 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
     }
   };
 
-  const bool tty = isatty(fileno(stderr));
-  std::atomic<bool> workers_done{false};
-  std::thread reporter;
-  if (options.progress && !todo.empty()) {
-    reporter = std::thread([&] {
-      double last_print = -1e9;
-      while (true) {
-        const bool finished = workers_done.load();
-        const double now = clock.now_s();
-        if (finished || now - last_print >= (tty ? 0.5 : 5.0)) {
-          last_print = now;
-          const int64_t n = executed.load();
-          const double elapsed = now - t0;
-          const double rate = elapsed > 0 ? static_cast<double>(n) / elapsed : 0.0;
-          const int64_t total = static_cast<int64_t>(todo.size());
-          const double eta = rate > 0 ? static_cast<double>(total - n) / rate : NAN;
-          int64_t pe, ae;
-          {
-            std::lock_guard<std::mutex> lock(mu);
-            pe = sum.parse_error;
-            ae = sum.api_error;
-          }
-          std::fprintf(stderr, "%srun: %lld/%lld draws (%.1f%%) | %.1f draws/s | ETA %s | parse_error %lld | api_error %lld%s",
-                       tty ? "\r" : "", static_cast<long long>(n + sum.already_done),
-                       static_cast<long long>(sum.planned),
-                       100.0 * static_cast<double>(n + sum.already_done) / static_cast<double>(sum.planned), rate,
-                       format_duration(eta).c_str(), static_cast<long long>(pe), static_cast<long long>(ae),
-                       tty ? "   " : "\n");
-          std::fflush(stderr);
-        }
-        if (finished) break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      }
-      if (tty) std::fputc('\n', stderr);
+  std::optional<ProgressLine> progress;
+  if (options.progress && !todo.empty())
+    progress.emplace("run", "draws", sum.planned, sum.already_done, static_cast<int64_t>(todo.size()), clock, [&] {
+      std::lock_guard<std::mutex> lock(mu);
+      return ProgressCounts{executed.load(), sum.parse_error, sum.api_error};
     });
-  }
 
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
   for (auto& t : pool) t.join();
-  workers_done = true;
-  if (reporter.joinable()) reporter.join();
+  if (progress) progress->stop();
 
   if (failed) return error;
   sum.executed = executed.load();

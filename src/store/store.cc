@@ -935,6 +935,29 @@ Status check_judgment(const JudgmentRow& r, const std::string& path) {
 
 }  // namespace
 
+namespace {
+
+// The judgment insert of put_judgments and replace_judgments: one statement, one binding.
+Result<Stmt> prepare_judgment_insert(sqlite3* db, const std::string& path, std::string_view op) {
+  return Stmt::prepare(db,
+      "INSERT INTO judgments(subject, subject_provider, item, cluster, judge, judge_provider, label, status, "
+      "draw_id, raw_response, settings, created_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+      op, path);
+}
+
+Status insert_judgment(Stmt& insert, const JudgmentRow& r, int64_t now) {
+  insert.reset();
+  insert.bind(1, r.subject).bind(2, r.subject_provider).bind(3, r.item)
+      .bind(4, r.cluster.empty() ? r.item : r.cluster).bind(5, r.judge).bind(6, r.judge_provider);
+  if (r.label) insert.bind(7, *r.label); else insert.bind_null(7);
+  insert.bind(8, r.status);
+  if (r.draw_id) insert.bind(9, *r.draw_id); else insert.bind_null(9);
+  insert.bind(10, r.raw_response).bind(11, dump_json(r.settings)).bind(12, r.created_at != 0 ? r.created_at : now);
+  return insert.run();
+}
+
+}  // namespace
+
 Status Store::put_judgments(const std::vector<JudgmentRow>& rows) {
   std::lock_guard lock(mu_);
   WriteTxn txn(db_, "put_judgments", path_);
@@ -944,10 +967,7 @@ Status Store::put_judgments(const std::vector<JudgmentRow>& rows) {
       "AND ifnull(draw_id, 0) = ?4", "put_judgments: find", path_));
   NF_ASSIGN_OR_RETURN(Stmt remove, Stmt::prepare(db_, "DELETE FROM judgments WHERE id = ?1",
                                                  "put_judgments: replace api_error", path_));
-  NF_ASSIGN_OR_RETURN(Stmt insert, Stmt::prepare(db_,
-      "INSERT INTO judgments(subject, subject_provider, item, cluster, judge, judge_provider, label, status, "
-      "draw_id, raw_response, settings, created_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-      "put_judgments: insert", path_));
+  NF_ASSIGN_OR_RETURN(Stmt insert, prepare_judgment_insert(db_, path_, "put_judgments: insert"));
   const int64_t now = now_s();
   for (const JudgmentRow& r : rows) {
     NF_RETURN_IF_ERROR(check_judgment(r, path_));
@@ -966,14 +986,7 @@ Status Store::put_judgments(const std::vector<JudgmentRow>& rows) {
       NF_RETURN_IF_ERROR(remove.run());
     }
     find.reset();
-    insert.reset();
-    insert.bind(1, r.subject).bind(2, r.subject_provider).bind(3, r.item)
-        .bind(4, r.cluster.empty() ? r.item : r.cluster).bind(5, r.judge).bind(6, r.judge_provider);
-    if (r.label) insert.bind(7, *r.label); else insert.bind_null(7);
-    insert.bind(8, r.status);
-    if (r.draw_id) insert.bind(9, *r.draw_id); else insert.bind_null(9);
-    insert.bind(10, r.raw_response).bind(11, dump_json(r.settings)).bind(12, r.created_at != 0 ? r.created_at : now);
-    NF_RETURN_IF_ERROR(insert.run());
+    NF_RETURN_IF_ERROR(insert_judgment(insert, r, now));
   }
   return txn.commit();
 }
@@ -1219,24 +1232,14 @@ Status Store::replace_judgments(const std::vector<JudgmentRow>& rows) {
       "DELETE FROM judgments WHERE judge = ?3 AND ((?4 != 0 AND draw_id = ?4) OR "
       "(?4 = 0 AND draw_id IS NULL AND subject = ?1 AND item = ?2))",
       "replace_judgments: delete", path_));
-  NF_ASSIGN_OR_RETURN(Stmt insert, Stmt::prepare(db_,
-      "INSERT INTO judgments(subject, subject_provider, item, cluster, judge, judge_provider, label, status, "
-      "draw_id, raw_response, settings, created_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-      "replace_judgments: insert", path_));
+  NF_ASSIGN_OR_RETURN(Stmt insert, prepare_judgment_insert(db_, path_, "replace_judgments: insert"));
   const int64_t now = now_s();
   for (const JudgmentRow& r : rows) {
     NF_RETURN_IF_ERROR(check_judgment(r, path_));
     remove.reset();
     remove.bind(1, r.subject).bind(2, r.item).bind(3, r.judge).bind(4, r.draw_id.value_or(0));
     NF_RETURN_IF_ERROR(remove.run());
-    insert.reset();
-    insert.bind(1, r.subject).bind(2, r.subject_provider).bind(3, r.item)
-        .bind(4, r.cluster.empty() ? r.item : r.cluster).bind(5, r.judge).bind(6, r.judge_provider);
-    if (r.label) insert.bind(7, *r.label); else insert.bind_null(7);
-    insert.bind(8, r.status);
-    if (r.draw_id) insert.bind(9, *r.draw_id); else insert.bind_null(9);
-    insert.bind(10, r.raw_response).bind(11, dump_json(r.settings)).bind(12, r.created_at != 0 ? r.created_at : now);
-    NF_RETURN_IF_ERROR(insert.run());
+    NF_RETURN_IF_ERROR(insert_judgment(insert, r, now));
   }
   return txn.commit();
 }

@@ -66,14 +66,7 @@ TaskDrawResult ChatTask::run(size_t item_index, const std::string& condition, co
     return out;
   }
   out.detail = it->second.detail;
-  ChatRequest req;
-  req.model = ctx.model;
-  req.messages = it->second.messages;
-  req.temperature = ctx.config.temperature;
-  req.top_p = ctx.config.top_p;
-  req.seed = ctx.seed;
-  req.max_tokens = ctx.config.max_tokens;
-  req.extra_body = ctx.extra_body;
+  const ChatRequest req = draw_request(ctx, it->second.messages);
   out.request = req.to_openai_json();
   out.response = call(req);
   out.calls = 1;

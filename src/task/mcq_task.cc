@@ -42,14 +42,7 @@ TaskDrawResult McqTask::run(size_t item_index, const std::string& condition, con
     out.error = messages.status().message();
     return out;
   }
-  ChatRequest req;
-  req.model = ctx.model;
-  req.messages = *messages;
-  req.temperature = ctx.config.temperature;
-  req.top_p = ctx.config.top_p;
-  req.seed = ctx.seed;
-  req.max_tokens = ctx.config.max_tokens;
-  req.extra_body = ctx.extra_body;
+  const ChatRequest req = draw_request(ctx, *messages);
   out.request = req.to_openai_json();
   out.response = call(req);
   out.calls = 1;

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -34,6 +35,21 @@ struct DrawContext {
   std::optional<int64_t> seed;             // the per-replicate request seed (runner/runner.h)
   nlohmann::json extra_body = nlohmann::json::object();
 };
+
+/// The request a task sends for the draw `ctx` with `messages`: the subject's model, the
+/// config's temperature, top_p and max_tokens, the per-replicate seed and the subject's
+/// extra_body. Shared by every task so that all send the same decoding settings.
+inline ChatRequest draw_request(const DrawContext& ctx, std::vector<ChatMessage> messages) {
+  ChatRequest req;
+  req.model = ctx.model;
+  req.messages = std::move(messages);
+  req.temperature = ctx.config.temperature;
+  req.top_p = ctx.config.top_p;
+  req.seed = ctx.seed;
+  req.max_tokens = ctx.config.max_tokens;
+  req.extra_body = ctx.extra_body;
+  return req;
+}
 
 /// Sends one request for the current draw and returns the classified response. The
 /// runner's implementation consults the response cache (keyed by backend identity,

@@ -280,14 +280,7 @@ TaskDrawResult VignetteTask::run(size_t item_index, const std::string& condition
       stages[stage.step] = {{"parse", "lookup"}, {"declined", fx.declined}, {"ambiguous", fx.ambiguous}};
       continue;
     }
-    ChatRequest req;
-    req.model = ctx.model;
-    req.messages = {{"user", render_stage_prompt(set_, v, cond->descriptor, stage, prior)}};
-    req.temperature = ctx.config.temperature;
-    req.top_p = ctx.config.top_p;
-    req.seed = ctx.seed;
-    req.max_tokens = ctx.config.max_tokens;
-    req.extra_body = ctx.extra_body;
+    const ChatRequest req = draw_request(ctx, {{"user", render_stage_prompt(set_, v, cond->descriptor, stage, prior)}});
     out.request = req.to_openai_json();
     out.response = call(req);
     ++out.calls;
