@@ -1,4 +1,5 @@
 // noisefloor audit | run | analyze
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -9,11 +10,13 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "metrics/analyze.h"
+#include "metrics/registry.h"
 #include "report/markdown.h"
 #include "runner/runner.h"
 #include "spec/study.h"
 #include "store/store.h"
 #include "util/exit_code.h"
+#include "util/strings.h"
 
 namespace nf::cli {
 
@@ -198,18 +201,57 @@ int study_command(const std::string& cmd, int argc, char** argv, bool run, bool 
 int cmd_audit(int argc, char** argv) { return study_command("audit", argc, argv, true, true); }
 int cmd_run(int argc, char** argv) { return study_command("run", argc, argv, true, false); }
 
+namespace {
+
+/// Parses one `--analysis NAME[=JSON]` argument. Errors: InvalidArgument naming the
+/// argument for an unknown analysis (with a suggestion) or options that are not a JSON object.
+Result<AnalysisSpec> parse_analysis_arg(const std::string& arg) {
+  const auto eq = arg.find('=');
+  AnalysisSpec spec;
+  spec.name = arg.substr(0, eq);
+  if (find_analysis(spec.name) == nullptr)
+    return InvalidArgument(fmt::format("--analysis {}: unknown analysis '{}' (known: {}){}", arg, spec.name,
+                                       fmt::join(analysis_names(), ", "), did_you_mean(spec.name, analysis_names())));
+  if (eq == std::string::npos) return spec;
+  const std::string text = arg.substr(eq + 1);
+  spec.options = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (spec.options.is_discarded())
+    return InvalidArgument(fmt::format("--analysis {}: options are not valid JSON: {}", spec.name, text));
+  if (!spec.options.is_object())
+    return InvalidArgument(
+        fmt::format("--analysis {}: options must be a JSON object such as {{\"vote_sizes\": [3, 5]}}, got {}",
+                    spec.name, text));
+  return spec;
+}
+
+std::string analyses_help() {
+  std::string out = "\n\nAnalyses (--analysis NAME or NAME='{JSON options}', repeatable):";
+  for (const auto& e : analysis_registry()) out += fmt::format("\n  {:<15} {}", e.name, e.summary);
+  return out;
+}
+
+}  // namespace
+
 int cmd_analyze(int argc, char** argv) {
   CLI::App app{"Analyze whatever a store holds and write report.md and results.json (docs/results.md).\n"
                "Uses the analyses recorded with the study; for imported draws: floor, majority_floor and (MCQ) "
-               "mcq_robustness.\n\nExample:\n  noisefloor analyze --store runs/sample/store.sqlite --out runs/sample "
-               "--vote-sizes 3,5",
+               "mcq_robustness; --analysis runs exactly the analyses named.\n\nExamples:\n"
+               "  noisefloor analyze --store runs/sample/store.sqlite --out runs/sample --vote-sizes 3,5\n"
+               "  noisefloor analyze --store runs/fma.sqlite --out runs/fma \\\n"
+               "      --analysis floor --analysis 'fairness={\"pooled_exclude\":[\"cs_caution\"]}'" +
+                   analyses_help(),
                "noisefloor analyze"};
   std::string store_path, out_dir;
   std::vector<int> vote_sizes;
   AnalyzeOptions o;
   o.tool_version = NOISEFLOOR_VERSION;
   bool include_cached = false;
+  std::vector<std::string> analysis_args;
   app.add_option("--store", store_path, "the SQLite store to analyze")->required();
+  app.add_option("--analysis", analysis_args,
+                 "run this analysis (repeatable): NAME or NAME='{JSON options}', e.g. "
+                 "'majority_floor={\"vote_sizes\":[3,5]}'; the list is at the end of --help")
+      ->take_all();
   app.add_option("--out", out_dir, "output directory")->required();
   app.add_option("--vote-sizes", vote_sizes, "majority-vote sizes R' (comma-separated); implies floor + majority_floor")
       ->delimiter(',')
@@ -230,8 +272,18 @@ int cmd_analyze(int argc, char** argv) {
   o.include_cached = include_cached;
   o.bootstrap_from_study =
       app.count("--resamples") == 0 && app.count("--bootstrap-seed") == 0 && app.count("--level") == 0;
+  for (const auto& arg : analysis_args) {
+    auto spec = parse_analysis_arg(arg);
+    if (!spec.ok()) return fail("analyze", spec.status());
+    o.analyses.push_back(std::move(*spec));
+  }
   if (!vote_sizes.empty()) {
-    o.analyses.push_back({"floor", nlohmann::json::object()});
+    auto has = [&](const char* n) {
+      return std::any_of(o.analyses.begin(), o.analyses.end(), [&](const AnalysisSpec& a) { return a.name == n; });
+    };
+    if (!has("floor")) o.analyses.insert(o.analyses.begin(), {"floor", nlohmann::json::object()});
+    if (has("majority_floor"))
+      return fail("analyze", InvalidArgument("--vote-sizes and --analysis majority_floor=...: give the vote sizes once"));
     o.analyses.push_back({"majority_floor", {{"vote_sizes", vote_sizes}}});
   }
   auto store = Store::open_existing(store_path);

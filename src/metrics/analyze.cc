@@ -6,35 +6,10 @@
 
 #include <fmt/format.h>
 
-#include "metrics/fairness.h"
-#include "metrics/human_validity.h"
-#include "metrics/judge_panel.h"
-#include "metrics/mcq_robustness.h"
-#include "metrics/option_probs.h"
+#include "metrics/registry.h"
 #include "util/strings.h"
 
 namespace nf {
-
-namespace {
-
-Result<std::vector<int>> vote_sizes_of(const nlohmann::json& options) {
-  std::vector<int> sizes;
-  if (!options.is_object() || !options.contains("vote_sizes")) return std::vector<int>{3};
-  const auto& v = options["vote_sizes"];
-  if (!v.is_array() || v.empty()) return InvalidArgument("majority_floor.vote_sizes: expected a non-empty list");
-  for (const auto& x : v) {
-    if (!x.is_number_integer() || x.get<int64_t>() < 1)
-      return InvalidArgument(fmt::format("majority_floor.vote_sizes: expected positive integers, got {}", x.dump()));
-    sizes.push_back(x.get<int>());
-  }
-  return sizes;
-}
-
-nlohmann::json bootstrap_json(const BootstrapOptions& b) {
-  return {{"resamples", b.resamples}, {"seed", b.seed}, {"level", b.level}, {"method", "percentile, item-cluster"}};
-}
-
-}  // namespace
 
 Result<nlohmann::json> analyze_store(Store& store, const AnalyzeOptions& options_in) {
   AnalyzeOptions options = options_in;
@@ -122,174 +97,32 @@ Result<nlohmann::json> analyze_store(Store& store, const AnalyzeOptions& options
       analyses.push_back({"human_validity", nlohmann::json::object()});
   }
   NF_ASSIGN_OR_RETURN(auto rows, store.outcome_rows(options.include_cached));
-  results["analyses"] = nlohmann::json::object();
-  const std::vector<std::string> known = {"floor", "majority_floor", "mcq_robustness", "judge_panel",
-                                         "human_validity", "fairness"};
-  for (const auto& a : analyses) {
-    if (a.name == "floor") {
-      NF_ASSIGN_OR_RETURN(auto fr, compute_floor(rows, 1, options.bootstrap));
-      nlohmann::json j;
-      j["method"] =
-          "share of disagreeing replicate pairs per item, over every unordered pair of replicates of every item; "
-          "pooled = sums over outcomes";
-      j["source"] = "seed 000 §III.B, §IV.A";
-      j["bootstrap"] = bootstrap_json(options.bootstrap);
-      j["rows"] = nlohmann::json::array();
-      for (const auto& r : fr) j["rows"].push_back(floor_row_to_json(r));
-      results["analyses"]["floor"] = j;
-    } else if (a.name == "majority_floor") {
-      NF_ASSIGN_OR_RETURN(auto sizes, vote_sizes_of(a.options));
-      nlohmann::json j;
-      j["method"] =
-          "every unordered pair of disjoint R'-subsets of an item's replicates; each subset votes its unique modal "
-          "value; ties are undetermined and excluded";
-      j["source"] = "seed 000 §D";
-      j["bootstrap"] = bootstrap_json(options.bootstrap);
-      j["rows"] = nlohmann::json::array();
-      // The most ok replicates any item has in any cell (for one outcome).
-      int max_reps = 0;
-      {
-        std::map<std::string, int> count;
-        for (const auto& o : rows)
-          max_reps = std::max(max_reps, ++count[o.subject + "|" + o.config + "|" + o.condition + "|" + o.item + "|" +
-                                                o.outcome]);
-      }
-      j["warnings"] = nlohmann::json::array();
-      for (int r : sizes) {
-        if (2 * r > max_reps)
-          j["warnings"].push_back(fmt::format(
-              "vote size {} needs at least {} replicates per item (two disjoint vote sets); the store has at most {}",
-              r, 2 * r, max_reps));
-        NF_ASSIGN_OR_RETURN(auto fr, compute_floor(rows, r, options.bootstrap));
-        for (const auto& row : fr) j["rows"].push_back(floor_row_to_json(row));
-      }
-      results["analyses"]["majority_floor"] = j;
-    } else if (a.name == "mcq_robustness") {
-      NF_ASSIGN_OR_RETURN(auto mr, compute_mcq_robustness(rows, options.bootstrap.level));
-      nlohmann::json j;
-      j["method"] =
-          "one draw per item and condition (lowest common replicate); accuracy none vs shuffle with exact two-sided "
-          "McNemar on b, c; inappropriate-confident rate under removal with Wilson intervals";
-      j["source"] = "seed 004 §2.4, §3.5";
-      j["rows"] = nlohmann::json::array();
-      for (const auto& r : mr) j["rows"].push_back(mcq_robustness_row_to_json(r));
-      results["analyses"]["mcq_robustness"] = j;
-    } else if (a.name == "judge_panel" || a.name == "human_validity") {
-      nlohmann::json j;
-      j["source"] = a.name == "judge_panel" ? "seed 004 §2.6, §3.3" : "seed 004 §3.1, §3.4";
-      NF_ASSIGN_OR_RETURN(auto judgments, store.judgments());
-      if (judgments.empty()) {
-        j["skipped"] = "the store holds no judgments (noisefloor import votes | missing-info, or noisefloor judge)";
-        results["analyses"][a.name] = j;
-        continue;
-      }
-      int64_t votes = 0, parse_errors = 0, api_errors = 0;
-      for (const auto& r : judgments) {
-        if (r.status == "ok" && r.label) ++votes;
-        if (r.status == "parse_error") ++parse_errors;
-        if (r.status == "api_error") ++api_errors;
-      }
-      if (votes == 0) {  // e.g. every judge call failed: report that, do not fail the analysis
-        j["skipped"] = fmt::format(
-            "the store holds {} judgments but no votes ({} api_error, {} parse_error, {} without a label); "
-            "api_errors are retried by the next `noisefloor judge`",
-            judgments.size(), api_errors, parse_errors,
-            static_cast<int64_t>(judgments.size()) - api_errors - parse_errors);
-        results["analyses"][a.name] = j;
-        continue;
-      }
-      NF_ASSIGN_OR_RETURN(auto panel, build_panel(judgments));
-      if (a.name == "judge_panel") {
-        JudgePanelOptions jo;
-        jo.bootstrap = options.bootstrap;
-        if (a.options.is_object() && a.options.contains("focus_subject")) {
-          if (!a.options["focus_subject"].is_string())
-            return InvalidArgument("judge_panel.focus_subject: expected a subject name");
-          jo.focus_subject = a.options["focus_subject"].get<std::string>();
-        }
-        NF_ASSIGN_OR_RETURN(auto r, judge_panel_analysis(panel, jo));
-        NF_ASSIGN_OR_RETURN(auto conditions_of_draws, store.judged_draw_conditions());
-        NF_ASSIGN_OR_RETURN(r["by_condition"],
-                            judge_rates_by_condition(judgments, conditions_of_draws, options.bootstrap));
-        j["method"] =
-            "per judge x subject appropriate-vote rates; Fleiss kappa over units rated by every judge; raw "
-            "own-minus-peer gap and difference-in-differences; vote-level logistic regression label ~ C(subject) + "
-            "C(judge) + same-provider term(s) with prompt-clustered bootstrap CIs; exact permutation over all "
-            "bijections of own judges to subjects; leave-own-provider-out; leave-one-judge-out rank stability; "
-            "bootstrap probability of ranking first/last";
-        j.update(r);
-      } else {
-        if (human_labels.empty()) {
-          j["skipped"] = "the store holds no human labels (noisefloor import labels | missing-info)";
-          results["analyses"][a.name] = j;
-          continue;
-        }
-        HumanValidityOptions ho;
-        ho.bootstrap = options.bootstrap;
-        if (a.options.is_object() && a.options.contains("strata_fields")) {
-          ho.strata_fields.clear();
-          for (const auto& f : a.options["strata_fields"]) {
-            if (!f.is_string()) return InvalidArgument("human_validity.strata_fields: expected field names");
-            ho.strata_fields.push_back(f.get<std::string>());
-          }
-        }
-        NF_ASSIGN_OR_RETURN(auto items, store.items());
-        NF_ASSIGN_OR_RETURN(auto r, human_validity_analysis(panel, human_labels, items, ho));
-        j["method"] =
-            "per-rater rates and strict-majority consensus; Fleiss kappa across raters; pairwise raw agreement, Cohen "
-            "kappa and Gwet AC1; judge-minus-rater paired differences; aggregation rules against each rater (kappa, "
-            "false-lenient, false-strict); panel vote-count calibration; item-metadata strata; prompt-clustered "
-            "bootstrap CIs";
-        j.update(r);
-      }
-      results["analyses"][a.name] = j;
-    } else if (a.name == "fairness") {  // metrics/fairness.h (seed 000 §III.B, §IV, S2, S3, S8, S10, S12)
-      nlohmann::json opts = a.options.is_object() ? a.options : nlohmann::json::object();
-      if (!opts.contains("registry") && study.ok() && study->spec.contains("dataset") &&
-          study->spec["dataset"].value("format", "") == "vignettes")
-        opts["registry"] = study->spec["dataset"].value("path", "");
-      NF_ASSIGN_OR_RETURN(auto fo, FairnessOptions::from_json(opts));
-      NF_ASSIGN_OR_RETURN(auto fr, compute_fairness(rows, fo, options.bootstrap));
-      nlohmann::json j;
-      j["method"] =
-          "per-action floors on the reference condition with vignette-cluster bootstrap CIs; flip rate per contrast "
-          "and action over every reference x condition replicate pair beside the floor (its expectation under no "
-          "effect); signed exact McNemar with one draw per case; BH across non-control contrasts; credible only above "
-          "the largest control arm; signed action-rate disparity with a vignette-cluster bootstrap CI";
-      j["source"] = "seed 000 §III.B, §IV, S2, S3, S8, S10, S12";
-      j["bootstrap"] = bootstrap_json(options.bootstrap);
-      j["rows"] = nlohmann::json::array();
-      for (const auto& r : fr) j["rows"].push_back(fairness_result_to_json(r));
-      j["descriptors"] = nlohmann::json::array();
-      if (!fo.registry.empty()) {
-        NF_ASSIGN_OR_RETURN(j["descriptors"], descriptor_lengths(fo.registry));
-      }
-      results["analyses"]["fairness"] = j;
-    } else {
-      return InvalidArgument(fmt::format("analyses: unknown analysis '{}'{}", a.name, did_you_mean(a.name, known)));
-    }
-  }
-
   // Option probabilities (issue 6 item 7): whenever a subject of the study asked for
-  // logprobs and its draws stored per-option probabilities.
-  std::vector<std::string> logprob_subjects;
+  // logprobs (left out when none of their draws has option probabilities).
+  bool option_probs_auto = false;
   if (study.ok() && study->spec.contains("subjects") && study->spec["subjects"].is_array())
     for (const auto& s : study->spec["subjects"])
-      if (s.is_object() && s.value("logprobs", 0) > 0 && s.contains("name") && s["name"].is_string())
-        logprob_subjects.push_back(s["name"].get<std::string>());
-  if (!logprob_subjects.empty()) {
-    NF_ASSIGN_OR_RETURN(auto op_draws, read_option_prob_draws(store, logprob_subjects, options.include_cached));
-    if (!op_draws.empty()) {
-      nlohmann::json j;
-      j["method"] =
-          "per ok draw, the probability of each shown option from the first answer token's top logprobs (\"B\" and "
-          "\" B\" merged); mean probability of the gold option over draws where it is known; share of draws whose "
-          "most likely known option is the free-form answer; options absent from the top list are unknown, not zero";
-      j["source"] = "issue 6 item 7; seed 004 §2.4";
-      j["rows"] = nlohmann::json::array();
-      for (const auto& r : compute_option_probs(op_draws)) j["rows"].push_back(option_prob_row_to_json(r));
-      results["analyses"]["option_probs"] = j;
-    }
+      if (s.is_object() && s.value("logprobs", 0) > 0 &&
+          std::none_of(analyses.begin(), analyses.end(), [](const AnalysisSpec& a) { return a.name == "option_probs"; })) {
+        analyses.push_back({"option_probs", nlohmann::json::object()});
+        option_probs_auto = true;
+        break;
+      }
+
+  AnalysisContext ctx{store, rows, options.bootstrap};
+  ctx.has_study = study.ok();
+  if (study.ok()) ctx.study = *study;
+  ctx.include_cached = options.include_cached;
+  results["analyses"] = nlohmann::json::object();
+  for (const auto& a : analyses) {
+    const AnalysisEntry* entry = find_analysis(a.name);
+    if (entry == nullptr)
+      return InvalidArgument(
+          fmt::format("analyses: unknown analysis '{}'{}", a.name, did_you_mean(a.name, analysis_names())));
+    NF_ASSIGN_OR_RETURN(auto section, entry->run(ctx, a.options));
+    if (a.name == "option_probs" && option_probs_auto && section.contains("rows") && section["rows"].empty())
+      continue;
+    results["analyses"][a.name] = std::move(section);
   }
   return results;
 }

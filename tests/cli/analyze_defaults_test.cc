@@ -32,5 +32,35 @@ TEST(AnalyzeDefaults, AnalyzeAfterAuditReproducesAuditsResultsForAChatStudy) {
   EXPECT_NE(testing::slurp(t / "c/results.json").find("\"resamples\": 200"), std::string::npos);
 }
 
+// `analyze --analysis NAME[=JSON]` runs exactly the analyses named, on any store; a typo in
+// the name or the options is exit 2 naming it, never a silent default.
+TEST(AnalyzeDefaults, AnalysisFlagRunsNamedAnalysesAndRefusesTypos) {
+  testing::TempDir t;
+  const std::string study = std::string(NF_SOURCE_DIR) + "/examples/sample-floor.yaml";
+  auto a = testing::run_cli("run " + study + " --quiet --store " + (t / "s.sqlite"), t.path());
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  auto b = testing::run_cli("analyze --store " + (t / "s.sqlite") + " --out " + (t / "b") +
+                                " --analysis 'majority_floor={\"vote_sizes\":[2]}'",
+                            t.path());
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const std::string res = testing::slurp(t / "b/results.json");
+  EXPECT_NE(res.find("\"majority_floor\""), std::string::npos);
+  EXPECT_EQ(res.find("\"mcq_robustness\""), std::string::npos) << "only the named analyses run";
+  auto c = testing::run_cli("analyze --store " + (t / "s.sqlite") + " --out " + (t / "c") + " --analysis flor",
+                            t.path());
+  EXPECT_EQ(c.exit_code, 2);
+  EXPECT_NE(c.err.find("did you mean 'floor'"), std::string::npos) << c.err;
+  auto d = testing::run_cli("analyze --store " + (t / "s.sqlite") + " --out " + (t / "d") +
+                                " --analysis 'majority_floor={\"vote_size\":[2]}'",
+                            t.path());
+  EXPECT_EQ(d.exit_code, 2);
+  EXPECT_NE(d.err.find("majority_floor.vote_size: unknown option"), std::string::npos) << d.err;
+  auto e = testing::run_cli("analyze --store " + (t / "s.sqlite") + " --out " + (t / "e") +
+                                " --analysis 'floor={not json'",
+                            t.path());
+  EXPECT_EQ(e.exit_code, 2);
+  EXPECT_NE(e.err.find("not valid JSON"), std::string::npos) << e.err;
+}
+
 }  // namespace
 }  // namespace nf
