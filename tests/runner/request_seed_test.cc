@@ -14,6 +14,7 @@
 #include "backend/sim_server.h"
 #include "common/test_data.h"
 #include "core/draw_seed.h"
+#include "runner/judge.h"
 #include "runner/runner.h"
 #include "spec/study.h"
 #include "store/store.h"
@@ -67,6 +68,22 @@ TEST(RequestSeed, NoTwoDrawsOfAStudyPlanShareASeed) {
           ++n;
         }
   EXPECT_EQ(static_cast<int>(seeds.size()), n);  // 1500 draws: P(any 31-bit collision) ~ 5e-4, pinned
+}
+
+TEST(RequestSeed, JudgeRequestsGetOneSeedPerJudgeAndDraw) {
+  JudgeSpec spec;
+  spec.seed = 0;
+  SubjectSpec j1, j2;
+  j1.name = "judge-a";
+  j2.name = "judge-b";
+  const DrawKey d1{"s", "p1", "none", "default", 0}, d2{"s", "p2", "none", "default", 0};
+  const auto a = judge_request_seed(spec, j1, d1);
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(judge_request_seed(spec, j1, d1), a);  // a re-judged draw gets the same seed
+  EXPECT_NE(judge_request_seed(spec, j1, d2), a);
+  EXPECT_NE(judge_request_seed(spec, j2, d1), a);
+  spec.seed.reset();
+  EXPECT_EQ(judge_request_seed(spec, j1, d1), std::nullopt);  // seed: null sends none
 }
 
 // The sim behind serve-sim samples as a seed-honouring server: equal seeds give equal
