@@ -415,6 +415,12 @@ std::pair<bool, std::optional<char>> lone_letter(std::string_view t, const Lette
   const size_t s = skip_space(t, 0);
   if (s + 2 < t.size() && t[s] >= 'A' && t[s] <= 'Z' && one_of(t[s + 1], ".):") && is_space(t[s + 2]) &&
       valid(set, t[s])) {
+    // "A. B." / "A) C)": a list of letters, not a letter and its option text.
+    std::string_view rest = t.substr(s + 2);
+    size_t b2 = 0, e2 = rest.size();
+    while (b2 < e2 && (is_space(rest[b2]) || one_of(rest[b2], kOpeners))) ++b2;
+    while (e2 > b2 && (is_space(rest[e2 - 1]) || one_of(rest[e2 - 1], kClosers) || one_of(rest[e2 - 1], ".!:"))) --e2;
+    if (e2 == b2 + 1 && is_letter(rest[b2])) return {true, std::nullopt};
     return {true, t[s]};
   }
   return {false, std::nullopt};

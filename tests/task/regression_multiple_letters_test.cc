@@ -15,7 +15,7 @@ TEST(RegressionMultipleLetters, ListedLettersAreAmbiguous) {
   for (const char* reply : {"ANSWER: A, B.", "ANSWER: A, C and D", "The answer is A, B", "Answer: (A), (C)",
                             "Answer: A & B", "answer: A/B", "Answer: A + C", "Answer: A; C", "Answer: A or B",
                             "The answer is **A** and **C**", "Final answer: A, B, C", "<answer>A, B</answer>",
-                            "<answer>Answer: A, C</answer>", "\\boxed{A, B}"}) {
+                            "<answer>Answer: A, C</answer>", "\\boxed{A, B}", "A. B.", "A) C)"}) {
     EXPECT_EQ(extract_choice(reply, kAD), std::nullopt) << reply;
   }
 }
@@ -26,6 +26,7 @@ TEST(RegressionMultipleLetters, OneLetterWithProseStillParses) {
   EXPECT_EQ(extract_choice("Answer: B, a bacterial cause.", kAD), "B");
   EXPECT_EQ(extract_choice("The answer is B. C is wrong because ...", kAD), "B");
   EXPECT_EQ(extract_choice("The answer is C; I checked", kAD), "C");
+  EXPECT_EQ(extract_choice("B. Tell the attending physician.", kAD), "B");
 }
 
 TEST(RegressionMultipleLetters, ScoreMcqMakesItAParseError) {
