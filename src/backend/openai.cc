@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "backend/http.h"
 
@@ -118,22 +119,32 @@ std::map<std::string, std::optional<double>> option_probabilities(const nlohmann
   if (content == logprobs.end() || !content->is_array() || content->empty()) return out;
   const auto& first = (*content)[0];
   if (!first.is_object()) return out;
-  const auto top = first.find("top_logprobs");
-  if (top == first.end() || !top->is_array()) return out;
   for (const auto& l : letters) out[l] = std::nullopt;
-  for (const auto& t : *top) {
+  auto trimmed = [](std::string tok) {
+    const size_t b = tok.find_first_not_of(" \t\n\r");
+    if (b == std::string::npos) return std::string();
+    return tok.substr(b, tok.find_last_not_of(" \t\n\r") - b + 1);
+  };
+  // One (token, logprob) entry: adds its probability to its option letter.
+  auto add = [&](const nlohmann::json& t) {
     if (!t.is_object() || !t.contains("token") || !t["token"].is_string() || !t.contains("logprob") ||
         !t["logprob"].is_number())
-      continue;
-    std::string tok = t["token"].get<std::string>();
-    const size_t b = tok.find_first_not_of(" \t\n\r");
-    if (b == std::string::npos) continue;
-    tok = tok.substr(b, tok.find_last_not_of(" \t\n\r") - b + 1);
-    auto it = out.find(tok);
-    if (it == out.end()) continue;
-    const double p = std::exp(t["logprob"].get<double>());
-    it->second = it->second.value_or(0.0) + p;
+      return false;
+    auto it = out.find(trimmed(t["token"].get<std::string>()));
+    if (it == out.end()) return true;
+    it->second = it->second.value_or(0.0) + std::exp(t["logprob"].get<double>());
+    return true;
+  };
+  // top_logprobs null, absent or [] all mean "no alternatives listed".
+  std::set<std::string> listed;  // raw tokens of the top list
+  if (const auto top = first.find("top_logprobs"); top != first.end() && top->is_array()) {
+    for (const auto& t : *top) {
+      if (add(t)) listed.insert(t["token"].get<std::string>());
+    }
   }
+  // The sampled token's own probability, unless the top list already carried it.
+  if (first.contains("token") && first["token"].is_string() && !listed.count(first["token"].get<std::string>()))
+    add(first);
   return out;
 }
 

@@ -108,8 +108,11 @@ std::string strip_url_userinfo(const std::string& url);
 /// Per-option probabilities of an MCQ answer from the logprobs of the first generated
 /// token (issue 7): `logprobs` is choices[0].logprobs ({"content": [{"token", "logprob",
 /// "top_logprobs": [{"token", "logprob"}, ...]}]}). Tokens are matched to `letters` after
-/// trimming whitespace, so "B" and " B" merge (their probabilities add). A letter absent
-/// from the top list is nullopt (unknown, not zero). Empty map if logprobs is null/malformed.
+/// trimming whitespace, so "B" and " B" merge (their probabilities add). The sampled token's
+/// own logprob counts too when the top list does not carry it, so `top_logprobs` null,
+/// absent and [] give the same result: every option unknown except the sampled one
+/// (issue 13 item 8). A letter absent from both is nullopt (unknown, not zero). Empty map
+/// if logprobs is null/malformed or has no first token.
 std::map<std::string, std::optional<double>> option_probabilities(const nlohmann::json& logprobs,
                                                                    const std::vector<std::string>& letters);
 

@@ -289,9 +289,14 @@ ChatResponse SimBackend::complete(const ChatRequest& request) {
                            : mix64(unseeded_counter_.fetch_add(1) ^ 0x5eedULL);
   }
   const uint64_t hmsg = messages_hash(request.messages);
-  Rng rng = Rng::stream(params_.seed, {fnv1a64(request.model), hmsg, seed_id,
-                                       std::bit_cast<uint64_t>(request.temperature),
-                                       std::bit_cast<uint64_t>(request.top_p)});
+  // A seeded sampled request draws its uniforms from the seed alone, as llama.cpp and vLLM
+  // seed their samplers: equal seeds repeat one stream whatever the prompt (issue 13 item
+  // 0). Greedy and unseeded requests keep a stream of their own per request.
+  Rng rng = (!greedy && request.seed)
+                ? Rng::stream(params_.seed, {0x5eed'5eedULL, seed_id})
+                : Rng::stream(params_.seed, {fnv1a64(request.model), hmsg, seed_id,
+                                             std::bit_cast<uint64_t>(request.temperature),
+                                             std::bit_cast<uint64_t>(request.top_p)});
   // Fixed draw order: choice, parse error, template.
   const double u_choice = rng.uniform();
   const double u_parse = rng.uniform();

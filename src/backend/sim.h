@@ -15,10 +15,14 @@
 // (the expected disagreement of two independent draws, seed 000 §III.B) is
 // 1 - sum_i p_i^2, before parse errors.
 //
-// Reproducibility: the sampling stream is Rng::stream(seed, {fnv1a64(model),
-// messages_hash(messages), uint64(request.seed), bit_cast<uint64>(T), bit_cast<uint64>(top_p)})
-// so a draw depends only on the params and the request, never on call order or thread.
-// At T = 0 request.seed is ignored (replaced by 0): the whole reply is deterministic.
+// Reproducibility: a sampled (T > 0) request with a seed draws from
+// Rng::stream(seed, {0x5eed5eed, uint64(request.seed)}) -- the request seed alone, the way
+// llama.cpp and vLLM seed their samplers, so two requests with equal seeds share their
+// uniforms whatever their prompts (issue 13 item 0: the runner must therefore send a
+// distinct seed per draw, core/draw_seed.h). Greedy (T = 0) requests and unseeded
+// requests draw from Rng::stream(seed, {fnv1a64(model), messages_hash(messages), seed_id,
+// bit_cast<uint64>(T), bit_cast<uint64>(top_p)}), seed_id = 0 at T = 0 (the whole reply
+// is deterministic per prompt). A draw never depends on call order or thread.
 //
 // Which reply: a vignette-agent stage prompt (backend/sim_agent.h), else a judge prompt
 // (backend/sim_judge.h), else an MCQ prompt (above), else a free-text chat reply

@@ -17,6 +17,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/stats_csv.h"
+#include "cli/stats_report.h"
 #include "stats/bootstrap.h"
 #include "stats/multiplicity.h"
 #include "stats/paired.h"
@@ -129,95 +131,58 @@ int64_t opt_int(const Parsed& p, const std::string& name, int64_t def, Status& s
   return *v;
 }
 
-// Reads the first two numeric columns of a CSV file; a first line that does not parse
-// as numbers is taken as a header. Errors name the file and line.
-Result<std::pair<std::vector<double>, std::vector<double>>> read_two_columns(const std::string& path) {
-  NF_ASSIGN_OR_RETURN(const std::string text, read_file(path));
-  std::pair<std::vector<double>, std::vector<double>> out;
-  const auto lines = split(text, '\n');
-  for (size_t i = 0; i < lines.size(); ++i) {
-    const std::string line = trim(lines[i]);
-    if (line.empty() || line[0] == '#') continue;
-    const auto cells = split(line, ',');
-    if (cells.size() < 2) {
-      return InvalidArgument(fmt::format("{}:{}: expected at least two comma-separated columns", path, i + 1));
-    }
-    auto a = parse_double("column 1", cells[0]);
-    auto b = parse_double("column 2", cells[1]);
-    if (!a.ok() || !b.ok()) {
-      if (out.first.empty() && i == 0) continue;  // header
-      return InvalidArgument(fmt::format("{}:{}: {}", path, i + 1, (!a.ok() ? a : b).status().message()));
-    }
-    out.first.push_back(*a);
-    out.second.push_back(*b);
+// The two columns a two-column test reads, chosen by header name only (issue 13 item 1):
+// --columns A,B, default `defaults`. A missing or unknown name is an error naming the
+// file, the header line and the closest header; `names` says which columns were used.
+struct TwoColumns {
+  std::vector<double> first, second;
+  std::vector<int> first01, second01;  // read_binary_pairs: the 0/1 values
+  std::vector<std::string> names;
+  std::string describe() const { return "columns " + names[0] + ", " + names[1]; }
+};
+
+Result<TwoColumns> read_two_columns(const Parsed& p, const std::string& path,
+                                    const std::vector<std::string>& defaults) {
+  TwoColumns out;
+  out.names = defaults;
+  if (auto it = p.values.find("columns"); it != p.values.end()) {
+    out.names.clear();
+    for (const auto& w : split(it->second, ',')) out.names.push_back(trim(w));
+    if (out.names.size() != 2 || out.names[0].empty() || out.names[1].empty() || out.names[0] == out.names[1])
+      return InvalidArgument("--columns needs two different header names, e.g. --columns " + defaults[0] + "," +
+                             defaults[1] + "; got '" + it->second + "'");
   }
-  if (out.first.empty()) return InvalidArgument(path + ": no data rows");
+  NF_ASSIGN_OR_RETURN(const Csv csv, read_csv(path));
+  auto cols = numeric_columns(csv, out.names);
+  if (!cols.ok()) {
+    return InvalidArgument(cols.status().message() +
+                           fmt::format(" (this test reads the columns {}, {}; choose others with --columns A,B)",
+                                       out.names[0], out.names[1]));
+  }
+  out.first = std::move((*cols)[0]);
+  out.second = std::move((*cols)[1]);
   return out;
 }
 
-Result<std::pair<std::vector<int>, std::vector<int>>> read_binary_pairs(const std::string& path) {
-  NF_ASSIGN_OR_RETURN(const auto cols, read_two_columns(path));
-  std::pair<std::vector<int>, std::vector<int>> out;
+Result<TwoColumns> read_binary_pairs(const Parsed& p, const std::string& path) {
+  NF_ASSIGN_OR_RETURN(TwoColumns cols, read_two_columns(p, path, {"a", "b"}));
   for (size_t i = 0; i < cols.first.size(); ++i) {
     const double a = cols.first[i], b = cols.second[i];
     if ((a != 0.0 && a != 1.0) || (b != 0.0 && b != 1.0)) {
-      return InvalidArgument(fmt::format("{}: data row {} has a value other than 0/1", path, i + 1));
+      return InvalidArgument(fmt::format("{}: data row {} has a value other than 0/1 in {}", path, i + 1,
+                                         cols.describe()));
     }
-    out.first.push_back(static_cast<int>(a));
-    out.second.push_back(static_cast<int>(b));
+    cols.first01.push_back(static_cast<int>(a));
+    cols.second01.push_back(static_cast<int>(b));
   }
-  return out;
+  return cols;
 }
 
-// ---- output ----------------------------------------------------------------------
+// ---- output: cli/stats_report.h ----------------------------------------------------
 
-struct Report {
-  std::string test;
-  std::string method;
-  std::string input;  // e.g. "18/100"
-  std::optional<double> estimate;
-  std::optional<std::pair<double, double>> interval;
-  double level = 0.95;
-  std::optional<double> p_value;
-  nlohmann::json extra = nlohmann::json::object();  // further named values
-};
+using Report = StatsReport;
 
-nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
-
-int print(const Report& r, bool json) {
-  if (json) {
-    nlohmann::json j;
-    j["test"] = r.test;
-    j["method"] = r.method;
-    j["input"] = r.input;
-    j["estimate"] = r.estimate ? num(*r.estimate) : nlohmann::json(nullptr);
-    if (r.interval) {
-      j["interval"] = {num(r.interval->first), num(r.interval->second)};
-      j["level"] = r.level;
-    } else {
-      j["interval"] = nullptr;
-    }
-    j["p_value"] = r.p_value ? num(*r.p_value) : nlohmann::json(nullptr);
-    for (const auto& [k, v] : r.extra.items()) j[k] = v;
-    std::printf("%s\n", j.dump().c_str());
-    return 0;
-  }
-  std::printf("%s: %s\n", r.test.c_str(), r.input.c_str());
-  if (r.estimate) std::printf("  %-10s %.6g\n", "estimate", *r.estimate);
-  if (r.interval) {
-    std::printf("  %-10s [%.6g, %.6g]\n", fmt::format("{:g}% CI", r.level * 100).c_str(), r.interval->first,
-                r.interval->second);
-  }
-  if (r.p_value) std::printf("  %-10s %.6g\n", "p-value", *r.p_value);
-  for (const auto& [k, v] : r.extra.items()) std::printf("  %-10s %s\n", k.c_str(), v.dump().c_str());
-  std::printf("  %-10s %s\n", "method", r.method.c_str());
-  return 0;
-}
-
-int fail(const std::string& test, const Status& s) {
-  std::fprintf(stderr, "noisefloor stats %s: %s\n", test.c_str(), s.message().c_str());
-  return static_cast<int>(exit_code_for(s));
-}
+nlohmann::json num(double v) { return json_number(v); }
 
 // Wraps a body returning Result<Report> into a StatsTest::run.
 template <typename Body>
@@ -228,14 +193,23 @@ StatsTest make(std::string name, std::string usage, std::string summary, Body bo
   t.summary = std::move(summary);
   t.run = [name, body](const std::vector<std::string>& args, bool json) {
     Result<Report> r = body(args);
-    if (!r.ok()) return fail(name, r.status());
+    if (!r.ok()) return stats_fail(name, r.status());
     r->test = name;
-    return print(*r, json);
+    return print_report(*r, json);
   };
   return t;
 }
 
 // ---- the tests -------------------------------------------------------------------
+
+// Every CSV test reads its columns by header name (stats_csv.h); --columns picks others.
+constexpr const char* kPairedDiffUsage =
+    "paired-diff FILE.csv [--columns a,b] [--level L] [--seed S] [--resamples B]";
+constexpr const char* kTostUsage = "tost FILE.csv --margin M [--columns a,b] [--seed S] [--resamples B]";
+constexpr const char* kClusterBootstrapUsage =
+    "cluster-bootstrap FILE.csv [--columns num,den] [--level L] [--seed S] [--resamples B]";
+constexpr const char* kKendallUsage = "kendall FILE.csv [--columns x,y]";
+constexpr const char* kSpearmanUsage = "spearman FILE.csv [--columns x,y]";
 
 Result<Report> run_proportion(const std::vector<std::string>& args, bool wilson_method) {
   const std::string usage = wilson_method ? "wilson X N [--level L]" : "clopper-pearson X N [--level L]";
@@ -252,6 +226,7 @@ Result<Report> run_proportion(const std::vector<std::string>& args, bool wilson_
   r.method = wilson_method ? "Wilson score interval (Wilson 1927), bounds clamped to [0, 1]"
                            : "Clopper-Pearson exact interval (beta quantiles)";
   r.input = fmt::format("{}/{}", x, n);
+  r.n = n;
   r.estimate = iv.estimate;
   r.interval = std::make_pair(iv.low, iv.high);
   r.level = level;
@@ -288,6 +263,7 @@ Result<Report> run_binom(const std::vector<std::string>& args) {
              (alt == stats::Alternative::kTwoSided ? ", outcomes no more likely than observed, as scipy binomtest)" : ")") +
              "; Clopper-Pearson interval";
   r.input = fmt::format("{}/{} vs p0 = {:g}", x, n, p0);
+  r.n = n;
   r.estimate = iv.estimate;
   r.interval = std::make_pair(iv.low, iv.high);
   r.level = level;
@@ -304,6 +280,7 @@ Result<Report> run_mcnemar(const std::vector<std::string>& args) {
   NF_ASSIGN_OR_RETURN(const int64_t c, parse_int("C", p.positional[1]));
   Report r;
   r.input = fmt::format("b = {}, c = {}", b, c);
+  r.n = b + c;  // discordant pairs
   r.extra["b"] = b;
   r.extra["c"] = c;
   if (b + c > 0) r.estimate = static_cast<double>(b) / static_cast<double>(b + c);
@@ -314,29 +291,34 @@ Result<Report> run_mcnemar(const std::vector<std::string>& args) {
     r.extra["statistic"] = chi.statistic;
   } else {
     NF_ASSIGN_OR_RETURN(const double pv, stats::mcnemar_exact(b, c));
-    r.method = "exact McNemar (two-sided binomial on b of b+c at 0.5); estimate = b / (b + c)";
+    NF_ASSIGN_OR_RETURN(const double mid, stats::mcnemar_mid_p(b, c));
+    r.method = "exact McNemar (two-sided binomial on b of b+c at 0.5); mid_p = exact p less the observed point "
+               "probability (Lancaster 1961; capped at 1 after); estimate = b / (b + c)";
     r.p_value = pv;
+    r.extra["mid_p"] = mid;
   }
   return r;
 }
 
 Result<Report> run_paired_diff(const std::vector<std::string>& args) {
-  NF_ASSIGN_OR_RETURN(const Parsed p, parse_args(args, {"level", "seed", "resamples"}, {}));
-  NF_RETURN_IF_ERROR(want_positional(p, 1, 1, "paired-diff FILE.csv [--level L] [--seed S] [--resamples B]"));
+  NF_ASSIGN_OR_RETURN(const Parsed p, parse_args(args, {"level", "seed", "resamples", "columns"}, {}));
+  NF_RETURN_IF_ERROR(want_positional(p, 1, 1, kPairedDiffUsage));
   Status st;
   const double level = opt_double(p, "level", 0.95, st);
   const int64_t seed = opt_int(p, "seed", 0, st);
   const int64_t resamples = opt_int(p, "resamples", 10000, st);
   NF_RETURN_IF_ERROR(st);
   if (resamples < 1 || resamples > 100000000) return InvalidArgument("--resamples must be in [1, 1e8]");
-  NF_ASSIGN_OR_RETURN(const auto cols, read_binary_pairs(p.positional[0]));
+  NF_ASSIGN_OR_RETURN(const TwoColumns cols, read_binary_pairs(p, p.positional[0]));
   NF_ASSIGN_OR_RETURN(const stats::PairedDifference d,
-                      stats::paired_difference(cols.first, cols.second, static_cast<int>(resamples),
+                      stats::paired_difference(cols.first01, cols.second01, static_cast<int>(resamples),
                                                static_cast<uint64_t>(seed), level));
   NF_ASSIGN_OR_RETURN(const double pv, stats::mcnemar_exact(d.b10, d.c01));
   Report r;
   r.method = "paired difference of proportions, paired bootstrap percentile CI (items resampled); exact McNemar p";
-  r.input = fmt::format("{} ({} paired items)", p.positional[0], d.n);
+  r.input = fmt::format("{} ({}; {} paired items)", p.positional[0], cols.describe(), d.n);
+  r.n = d.n;
+  r.extra["columns"] = cols.names;
   r.estimate = d.estimate;
   r.interval = std::make_pair(d.low, d.high);
   r.level = level;
@@ -351,8 +333,8 @@ Result<Report> run_paired_diff(const std::vector<std::string>& args) {
 }
 
 Result<Report> run_tost(const std::vector<std::string>& args) {
-  NF_ASSIGN_OR_RETURN(const Parsed p, parse_args(args, {"margin", "seed", "resamples"}, {}));
-  NF_RETURN_IF_ERROR(want_positional(p, 1, 1, "tost FILE.csv --margin M [--seed S] [--resamples B]"));
+  NF_ASSIGN_OR_RETURN(const Parsed p, parse_args(args, {"margin", "seed", "resamples", "columns"}, {}));
+  NF_RETURN_IF_ERROR(want_positional(p, 1, 1, kTostUsage));
   if (!p.values.count("margin")) return InvalidArgument("tost needs --margin M (e.g. --margin 0.05)");
   Status st;
   const double margin = opt_double(p, "margin", 0.05, st);
@@ -360,14 +342,16 @@ Result<Report> run_tost(const std::vector<std::string>& args) {
   const int64_t resamples = opt_int(p, "resamples", 10000, st);
   NF_RETURN_IF_ERROR(st);
   if (resamples < 1 || resamples > 100000000) return InvalidArgument("--resamples must be in [1, 1e8]");
-  NF_ASSIGN_OR_RETURN(const auto cols, read_binary_pairs(p.positional[0]));
+  NF_ASSIGN_OR_RETURN(const TwoColumns cols, read_binary_pairs(p, p.positional[0]));
   NF_ASSIGN_OR_RETURN(const stats::Equivalence e,
-                      stats::tost_paired(cols.first, cols.second, margin, static_cast<int>(resamples),
+                      stats::tost_paired(cols.first01, cols.second01, margin, static_cast<int>(resamples),
                                          static_cast<uint64_t>(seed)));
   Report r;
   r.method = "equivalence: 90% paired bootstrap CI inside +/-margin (seed 004 §3.5); TOST p from paired t tests "
              "(statsmodels ttost_paired)";
-  r.input = fmt::format("{} ({} paired items), margin {:g}", p.positional[0], e.diff.n, margin);
+  r.input = fmt::format("{} ({}; {} paired items), margin {:g}", p.positional[0], cols.describe(), e.diff.n, margin);
+  r.n = e.diff.n;
+  r.extra["columns"] = cols.names;
   r.estimate = e.diff.estimate;
   r.interval = std::make_pair(e.diff.low, e.diff.high);
   r.level = 0.90;
@@ -398,6 +382,7 @@ Result<Report> run_adjust(const std::vector<std::string>& args, bool bh) {
   r.method = bh ? "Benjamini-Hochberg step-up adjusted p-values (FDR); NaN stays NaN, m = non-NaN count"
                 : "Holm step-down adjusted p-values (FWER); NaN stays NaN, m = non-NaN count";
   r.input = fmt::format("{} p-values", ps.size());
+  r.n = static_cast<int64_t>(ps.size());
   nlohmann::json adj = nlohmann::json::array(), raw = nlohmann::json::array();
   for (size_t i = 0; i < q.size(); ++i) {
     adj.push_back(num(q[i]));
@@ -409,25 +394,26 @@ Result<Report> run_adjust(const std::vector<std::string>& args, bool bh) {
 }
 
 Result<Report> run_rank(const std::vector<std::string>& args, bool kendall) {
-  NF_ASSIGN_OR_RETURN(const Parsed p, parse_args(args, {}, {}));
-  NF_RETURN_IF_ERROR(want_positional(p, 1, 1, kendall ? "kendall FILE.csv" : "spearman FILE.csv"));
-  NF_ASSIGN_OR_RETURN(const auto cols, read_two_columns(p.positional[0]));
+  NF_ASSIGN_OR_RETURN(const Parsed p, parse_args(args, {"columns"}, {}));
+  NF_RETURN_IF_ERROR(want_positional(p, 1, 1, kendall ? kKendallUsage : kSpearmanUsage));
+  NF_ASSIGN_OR_RETURN(const TwoColumns cols, read_two_columns(p, p.positional[0], {"x", "y"}));
   NF_ASSIGN_OR_RETURN(const stats::Correlation c, kendall ? stats::kendall_tau_b(cols.first, cols.second)
                                                           : stats::spearman(cols.first, cols.second));
   Report r;
   r.method = kendall ? "Kendall tau-b, tie-corrected normal approximation (scipy kendalltau asymptotic)"
                      : "Spearman rho (Pearson on average ranks), t distribution with n-2 df (scipy spearmanr)";
-  r.input = fmt::format("{} ({} pairs)", p.positional[0], c.n);
+  r.input = fmt::format("{} ({}; {} pairs)", p.positional[0], cols.describe(), c.n);
+  r.n = c.n;
+  r.extra["columns"] = cols.names;
   r.estimate = c.estimate;
   r.p_value = c.p_value;
   r.extra["statistic"] = num(c.statistic);
-  r.extra["n"] = c.n;
   return r;
 }
 
 Result<Report> run_cluster_bootstrap(const std::vector<std::string>& args) {
-  NF_ASSIGN_OR_RETURN(const Parsed p, parse_args(args, {"level", "seed", "resamples", "threads"}, {}));
-  NF_RETURN_IF_ERROR(want_positional(p, 1, 1, "cluster-bootstrap FILE.csv [--level L] [--seed S] [--resamples B]"));
+  NF_ASSIGN_OR_RETURN(const Parsed p, parse_args(args, {"level", "seed", "resamples", "threads", "columns"}, {}));
+  NF_RETURN_IF_ERROR(want_positional(p, 1, 1, kClusterBootstrapUsage));
   Status st;
   const double level = opt_double(p, "level", 0.95, st);
   const int64_t seed = opt_int(p, "seed", 0, st);
@@ -436,13 +422,16 @@ Result<Report> run_cluster_bootstrap(const std::vector<std::string>& args) {
   NF_RETURN_IF_ERROR(st);
   if (resamples < 1 || resamples > 100000000) return InvalidArgument("--resamples must be in [1, 1e8]");
   if (threads < 1 || threads > 256) return InvalidArgument("--threads must be in [1, 256]");
-  NF_ASSIGN_OR_RETURN(const auto cols, read_two_columns(p.positional[0]));
+  NF_ASSIGN_OR_RETURN(const TwoColumns cols, read_two_columns(p, p.positional[0], {"num", "den"}));
   NF_ASSIGN_OR_RETURN(const stats::Interval iv,
                       stats::cluster_bootstrap_ratio(cols.first, cols.second, static_cast<int>(resamples),
                                                      static_cast<uint64_t>(seed), level, static_cast<int>(threads)));
   Report r;
   r.method = "ratio of sums with cluster bootstrap percentile CI (clusters resampled with replacement)";
-  r.input = fmt::format("{} ({} clusters)", p.positional[0], cols.first.size());
+  r.input = fmt::format("{} ({}: sum({}) / sum({}) over {} clusters)", p.positional[0], cols.describe(), cols.names[0],
+                        cols.names[1], cols.first.size());
+  r.n = static_cast<int64_t>(cols.first.size());
+  r.extra["columns"] = cols.names;
   r.estimate = iv.estimate;
   r.interval = std::make_pair(iv.low, iv.high);
   r.level = level;
@@ -481,21 +470,21 @@ void register_core_stats_tests(std::vector<StatsTest>& out) {
   out.push_back(make("binom", "binom X N [P0] [--alternative two-sided|less|greater]",
                      "exact binomial test of H0: p = P0 (default 0.5)", run_binom));
   out.push_back(make("mcnemar", "mcnemar B C [--cc]",
-                     "exact McNemar p from discordant counts (--cc: corrected chi-square)", run_mcnemar));
-  out.push_back(make("paired-diff", "paired-diff FILE.csv [--level L] [--seed S] [--resamples B]",
+                     "exact McNemar p and mid-p from discordant counts (--cc: corrected chi-square)", run_mcnemar));
+  out.push_back(make("paired-diff", kPairedDiffUsage,
                      "paired difference of two 0/1 columns with paired bootstrap CI", run_paired_diff));
-  out.push_back(make("tost", "tost FILE.csv --margin M [--seed S] [--resamples B]",
+  out.push_back(make("tost", kTostUsage,
                      "equivalence of two paired 0/1 columns within +/-M (90% CI, TOST p)", run_tost));
-  out.push_back(make("cluster-bootstrap", "cluster-bootstrap FILE.csv [--level L] [--seed S] [--resamples B]",
-                     "ratio sum(num)/sum(den) over clusters (columns num,den) with cluster bootstrap CI",
+  out.push_back(make("cluster-bootstrap", kClusterBootstrapUsage,
+                     "ratio sum(num)/sum(den) over clusters (header columns num,den) with cluster bootstrap CI",
                      run_cluster_bootstrap));
   out.push_back(make("bh", "bh P1 P2 ...", "Benjamini-Hochberg adjusted p-values (NaN allowed)",
                      [](const auto& a) { return run_adjust(a, true); }));
   out.push_back(make("holm", "holm P1 P2 ...", "Holm adjusted p-values (NaN allowed)",
                      [](const auto& a) { return run_adjust(a, false); }));
-  out.push_back(make("kendall", "kendall FILE.csv", "Kendall tau-b of two columns with tie-corrected p",
+  out.push_back(make("kendall", kKendallUsage, "Kendall tau-b of two columns (x,y) with tie-corrected p",
                      [](const auto& a) { return run_rank(a, true); }));
-  out.push_back(make("spearman", "spearman FILE.csv", "Spearman rho of two columns (average ranks)",
+  out.push_back(make("spearman", kSpearmanUsage, "Spearman rho of two columns (x,y; average ranks)",
                      [](const auto& a) { return run_rank(a, false); }));
   out.push_back(make("vignettes-needed", "vignettes-needed FLOOR N [--draws D]",
                      "expected vignettes to reach N discordant pairs at a floor (e.g. 374/4320)", run_vignettes));

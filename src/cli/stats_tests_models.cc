@@ -29,7 +29,10 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/stats_csv.h"
+#include "cli/stats_report.h"
 #include "stats/agreement.h"
+#include "stats/agreement_scales.h"
 #include "stats/linear_model.h"
 #include "stats/logistic.h"
 #include "util/exit_code.h"
@@ -38,119 +41,6 @@
 
 namespace nf::cli {
 namespace {
-
-// ---- CSV -----------------------------------------------------------------------------
-
-struct Cell {
-  std::string text;
-  int line = 0;    // 1-based
-  int column = 0;  // 1-based field number
-};
-
-struct Csv {
-  std::string path;
-  std::vector<std::string> header;
-  std::vector<std::vector<Cell>> rows;  // data rows, each padded to the header width
-  int header_line = 1;
-
-  std::string where(const Cell& c) const { return fmt::format("{}:{}:{}", path, c.line, c.column); }
-};
-
-Result<Csv> read_csv(const std::string& path) {
-  NF_ASSIGN_OR_RETURN(const std::string text, read_file(path));
-  std::vector<std::vector<Cell>> records;
-  std::vector<Cell> rec;
-  Cell cur;
-  int line = 1;
-  cur.line = 1;
-  cur.column = 1;
-  bool in_quotes = false;
-  bool any = false;
-  int quote_line = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char ch = text[i];
-    if (in_quotes) {
-      if (ch == '"') {
-        if (i + 1 < text.size() && text[i + 1] == '"') {
-          cur.text += '"';
-          ++i;
-        } else {
-          in_quotes = false;
-        }
-      } else {
-        if (ch == '\n') ++line;
-        cur.text += ch;
-      }
-      continue;
-    }
-    if (ch == '"') {
-      if (!trim(cur.text).empty()) {
-        return InvalidArgument(fmt::format("{}:{}:{}: a quote inside an unquoted field", path, line, cur.column));
-      }
-      cur.text.clear();
-      in_quotes = true;
-      quote_line = line;
-      any = true;
-    } else if (ch == ',') {
-      rec.push_back(cur);
-      cur = Cell{"", line, cur.column + 1};
-      any = true;
-    } else if (ch == '\n' || ch == '\r') {
-      if (ch == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
-      if (any || !cur.text.empty()) {
-        rec.push_back(cur);
-        records.push_back(std::move(rec));
-      }
-      rec.clear();
-      ++line;
-      cur = Cell{"", line, 1};
-      any = false;
-    } else {
-      cur.text += ch;
-      any = true;
-    }
-  }
-  if (in_quotes) return InvalidArgument(fmt::format("{}:{}: unterminated quoted field", path, quote_line));
-  if (any || !cur.text.empty()) {
-    rec.push_back(cur);
-    records.push_back(std::move(rec));
-  }
-  if (records.empty()) return InvalidArgument(path + ": empty file (expected a header line)");
-  Csv csv;
-  csv.path = path;
-  csv.header_line = records[0][0].line;
-  for (const auto& c : records[0]) csv.header.push_back(trim(c.text));
-  for (size_t r = 1; r < records.size(); ++r) {
-    auto& row = records[r];
-    if (row.size() > csv.header.size()) {
-      return InvalidArgument(fmt::format("{}: {} fields, the header has {}", csv.where(row[csv.header.size()]),
-                                         row.size(), csv.header.size()));
-    }
-    while (row.size() < csv.header.size()) row.push_back(Cell{"", row[0].line, static_cast<int>(row.size()) + 1});
-    for (auto& c : row) c.text = trim(c.text);
-    csv.rows.push_back(std::move(row));
-  }
-  if (csv.rows.empty()) return InvalidArgument(path + ": no data rows after the header");
-  return csv;
-}
-
-Result<size_t> column_index(const Csv& csv, const std::string& name) {
-  for (size_t i = 0; i < csv.header.size(); ++i) {
-    if (csv.header[i] == name) return i;
-  }
-  return InvalidArgument(fmt::format("{}:{}: no column named '{}'{}", csv.path, csv.header_line, name,
-                                     did_you_mean(name, csv.header)));
-}
-
-Result<double> cell_number(const Csv& csv, const Cell& c) {
-  char* end = nullptr;
-  errno = 0;
-  const double v = std::strtod(c.text.c_str(), &end);
-  if (c.text.empty() || end != c.text.c_str() + c.text.size() || errno == ERANGE || !std::isfinite(v)) {
-    return InvalidArgument(fmt::format("{}: '{}' is not a number", csv.where(c), c.text));
-  }
-  return v;
-}
 
 // ---- arguments -----------------------------------------------------------------------
 
@@ -234,7 +124,11 @@ bool is_id_header(const std::string& h) {
   return l == "item" || l == "id";
 }
 
-Result<Ratings> read_ratings(const Csv& csv, const std::vector<std::string>& pick) {
+// The rater columns (`pick`, else every column but a leading item/id and a cluster
+// column) and the category codes: indexes into `declared` when given (a label outside it
+// is an error naming the cell), else into the sorted distinct labels.
+Result<Ratings> read_ratings(const Csv& csv, const std::vector<std::string>& pick,
+                             const std::vector<std::string>& declared) {
   Ratings r;
   std::vector<size_t> cols;
   std::optional<size_t> cluster_col;
@@ -252,20 +146,33 @@ Result<Ratings> read_ratings(const Csv& csv, const std::vector<std::string>& pic
       cols.push_back(i);
     }
   }
-  std::set<std::string> labels;
-  for (const auto& row : csv.rows) {
-    for (size_t c : cols) {
-      if (!row[c].text.empty()) labels.insert(row[c].text);
+  if (!declared.empty()) {
+    r.categories = declared;
+  } else {
+    std::set<std::string> labels;
+    for (const auto& row : csv.rows) {
+      for (size_t c : cols) {
+        if (!row[c].text.empty()) labels.insert(row[c].text);
+      }
     }
+    r.categories.assign(labels.begin(), labels.end());
   }
-  r.categories.assign(labels.begin(), labels.end());
   std::map<std::string, int64_t> code;
   for (size_t i = 0; i < r.categories.size(); ++i) code[r.categories[i]] = static_cast<int64_t>(i);
   for (size_t c : cols) r.raters.push_back(csv.header[c]);
   for (const auto& row : csv.rows) {
     std::vector<std::optional<int64_t>> item;
     for (size_t c : cols) {
-      item.push_back(row[c].text.empty() ? std::optional<int64_t>() : code.at(row[c].text));
+      if (row[c].text.empty()) {
+        item.emplace_back();
+        continue;
+      }
+      auto it = code.find(row[c].text);
+      if (it == code.end())
+        return InvalidArgument(fmt::format("{}: label '{}' is not one of the declared categories {}{}",
+                                           csv.where(row[c]), row[c].text, join(declared, ","),
+                                           did_you_mean(row[c].text, declared)));
+      item.push_back(it->second);
     }
     r.table.push_back(std::move(item));
     if (cluster_col) r.clusters.push_back(row[*cluster_col].text);
@@ -273,12 +180,23 @@ Result<Ratings> read_ratings(const Csv& csv, const std::vector<std::string>& pic
   return r;
 }
 
-Result<std::vector<int64_t>> read_counts(const Csv& csv, std::vector<std::string>& categories) {
+// The counts layout: one column per category, chosen by header name when `declared`
+// is given (each must exist), else every column but a leading item/id column.
+Result<std::vector<int64_t>> read_counts(const Csv& csv, const std::vector<std::string>& declared,
+                                         std::vector<std::string>& categories) {
   std::vector<size_t> cols;
-  for (size_t i = 0; i < csv.header.size(); ++i) {
-    if (i == 0 && is_id_header(csv.header[i])) continue;
-    cols.push_back(i);
-    categories.push_back(csv.header[i]);
+  if (!declared.empty()) {
+    for (const auto& name : declared) {
+      NF_ASSIGN_OR_RETURN(const size_t c, column_index(csv, name));
+      cols.push_back(c);
+      categories.push_back(name);
+    }
+  } else {
+    for (size_t i = 0; i < csv.header.size(); ++i) {
+      if (i == 0 && is_id_header(csv.header[i])) continue;
+      cols.push_back(i);
+      categories.push_back(csv.header[i]);
+    }
   }
   std::vector<int64_t> counts;
   for (const auto& row : csv.rows) {
@@ -311,71 +229,127 @@ CoefInfo info(Coef c) {
               false};
     case Coef::kCohen: return {"cohen", "Cohen kappa (Cohen 1960)", true};
     case Coef::kScott: return {"scott", "Scott pi (Scott 1955)", true};
-    case Coef::kGwet: return {"gwet", "Gwet AC1 (Gwet 2008)", true};
+    case Coef::kGwet:
+      return {"gwet", "Gwet AC1 (Gwet 2008; more than two raters: Gwet 2014 ch. 4, q = the declared categories)",
+              false};
     case Coef::kRaw: return {"raw-agreement", "raw (observed) agreement", true};
     case Coef::kKrippendorff: return {"krippendorff", "Krippendorff alpha, nominal (Krippendorff 2011)", false};
   }
   return {"", "", false};
 }
 
+// A declared category list: --categories A,B,C,D (in scale order; duplicates are an error).
+Result<std::vector<std::string>> declared_categories(const Args& a) {
+  const auto list = list_opt(a, "categories");
+  std::set<std::string> seen;
+  for (const auto& c : list) {
+    if (!seen.insert(c).second) return InvalidArgument("--categories: '" + c + "' is listed twice");
+  }
+  if (a.values.count("categories") && list.size() < 2)
+    return InvalidArgument("--categories needs the whole category set, at least two labels (e.g. --categories "
+                           "A,B,C,D or 1,2,3,4,5), got '" + a.values.at("categories") + "'");
+  return list;
+}
+
 int run_agreement(Coef coef, const std::vector<std::string>& words, bool json) {
   const CoefInfo ci = info(coef);
-  auto args = parse(words, {"raters", "resamples", "seed", "level", "categories"}, {"counts"});
+  std::set<std::string> value_opts = {"raters", "resamples", "seed", "level", "categories"};
+  if (coef == Coef::kCohen) value_opts.insert("weights");
+  auto args = parse(words, value_opts, {"counts"});
   if (!args.ok()) return fail(ci.test, args.status());
   if (args->positional.size() != 1) {
     return fail(ci.test, InvalidArgument("expected one FILE.csv argument, got " +
                                          std::to_string(args->positional.size())));
+  }
+  auto declared = declared_categories(*args);
+  if (!declared.ok()) return fail(ci.test, declared.status());
+  std::string weights = "none";
+  if (auto it = args->values.find("weights"); it != args->values.end()) {
+    weights = it->second;
+    if (weights != "none" && weights != "linear" && weights != "quadratic")
+      return fail(ci.test, InvalidArgument("--weights must be none, linear or quadratic, got '" + weights + "'" +
+                                           did_you_mean(weights, {"none", "linear", "quadratic"})));
+  }
+  std::vector<double> scale;  // weighted kappa: the numeric values of the declared scale
+  if (weights != "none") {
+    if (declared->empty())
+      return fail(ci.test, InvalidArgument("--weights " + weights +
+                                           " needs the ordinal scale in order: --categories 1,2,3,4,5 (values nobody "
+                                           "used count too)"));
+    for (const auto& c : *declared) {
+      char* end = nullptr;
+      const double v = std::strtod(c.c_str(), &end);
+      if (c.empty() || end != c.c_str() + c.size() || !std::isfinite(v))
+        return fail(ci.test, InvalidArgument("--weights " + weights + ": category '" + c +
+                                             "' is not a number; weights follow the scale values"));
+      scale.push_back(v);
+    }
   }
   auto csv = read_csv(args->positional[0]);
   if (!csv.ok()) return fail(ci.test, csv.status());
   auto level = opt_number(*args, "level", 0.95);
   auto resamples = opt_number(*args, "resamples", 2000);
   auto seed = opt_number(*args, "seed", 1);
-  auto k = opt_number(*args, "categories", 0);
-  for (const auto* r : {&level, &resamples, &seed, &k}) {
+  for (const auto* r : {&level, &resamples, &seed}) {
     if (!r->ok()) return fail(ci.test, r->status());
   }
-  nlohmann::json out;
-  out["test"] = ci.test;
-  out["method"] = ci.method;
-  out["input"] = args->positional[0];
+  StatsReport rep;
+  rep.test = ci.test;
+  rep.method = ci.method;
+  if (weights != "none") rep.method = std::string("weighted Cohen kappa (Cohen 1968), ") + weights +
+                                      " disagreement weights by scale value";
+  rep.level = *level;
   Result<stats::Agreement> est = Internal("unset");
   std::optional<stats::AgreementInterval> interval;
   std::string ci_note;
+  std::vector<std::string> categories, raters;
   if (args->flags.count("counts")) {
     if (coef != Coef::kFleiss) return fail(ci.test, InvalidArgument("--counts is only for fleiss"));
-    std::vector<std::string> categories;
-    auto counts = read_counts(*csv, categories);
+    auto counts = read_counts(*csv, *declared, categories);
     if (!counts.ok()) return fail(ci.test, counts.status());
     est = stats::fleiss_kappa_counts(*counts, static_cast<int64_t>(categories.size()));
-    out["categories"] = categories;
     ci_note = "no interval with --counts (use the ratings layout for a bootstrap CI)";
+    rep.input = fmt::format("{} (counts; category columns {})", args->positional[0], join(categories, ", "));
   } else {
-    auto ratings = read_ratings(*csv, list_opt(*args, "raters"));
+    auto ratings = read_ratings(*csv, list_opt(*args, "raters"), *declared);
     if (!ratings.ok()) return fail(ci.test, ratings.status());
-    if (ci.two_raters && ratings->raters.size() != 2) {
+    const size_t n_raters = ratings->raters.size();
+    if ((ci.two_raters || weights != "none") && n_raters != 2) {
       return fail(ci.test, InvalidArgument(fmt::format(
                                "{}:{}: {} needs exactly two rater columns, found {} ({}); choose two with --raters A,B",
-                               csv->path, csv->header_line, ci.test, ratings->raters.size(),
-                               join(ratings->raters, ", "))));
+                               csv->path, csv->header_line, ci.test, n_raters, join(ratings->raters, ", "))));
     }
-    const auto n_cat = static_cast<int64_t>(*k);
-    stats::AgreementFn fn = [coef, n_cat](const stats::RatingTable& t) -> Result<stats::Agreement> {
-      if (coef == Coef::kFleiss) return stats::fleiss_kappa(t);
+    if (n_raters < 2)
+      return fail(ci.test, InvalidArgument(fmt::format("{}:{}: {} needs at least two rater columns, found {}",
+                                                       csv->path, csv->header_line, ci.test, n_raters)));
+    const auto k_declared = static_cast<int64_t>(declared->size());
+    const auto k_seen = static_cast<int64_t>(ratings->categories.size());
+    const stats::KappaWeights kw = weights == "linear"      ? stats::KappaWeights::kLinear
+                                   : weights == "quadratic" ? stats::KappaWeights::kQuadratic
+                                                            : stats::KappaWeights::kNone;
+    stats::AgreementFn fn = [coef, k_declared, k_seen, kw, scale, n_raters](const stats::RatingTable& t)
+        -> Result<stats::Agreement> {
+      if (coef == Coef::kFleiss)
+        return k_declared > 0 ? stats::fleiss_kappa_declared(t, k_declared) : stats::fleiss_kappa(t);
       if (coef == Coef::kKrippendorff) return stats::krippendorff_alpha_nominal(t);
+      if (coef == Coef::kGwet && n_raters > 2)
+        return stats::gwet_ac1_declared(t, k_declared > 0 ? k_declared : std::max<int64_t>(2, k_seen));
       std::vector<std::optional<int64_t>> a, b;
       for (const auto& row : t) {
-        a.push_back(row[0]);
-        b.push_back(row[1]);
+        a.push_back(row.size() > 0 ? row[0] : std::nullopt);
+        b.push_back(row.size() > 1 ? row[1] : std::nullopt);
       }
+      if (coef == Coef::kCohen && !scale.empty()) return stats::weighted_kappa(a, b, scale, kw);
       if (coef == Coef::kCohen) return stats::cohen_kappa(a, b);
       if (coef == Coef::kScott) return stats::scott_pi(a, b);
-      if (coef == Coef::kGwet) return stats::gwet_ac1(a, b, std::max<int64_t>(n_cat, 0));
+      if (coef == Coef::kGwet) return stats::gwet_ac1(a, b, k_declared);
       return stats::raw_agreement(a, b);
     };
     est = fn(ratings->table);
-    out["raters"] = ratings->raters;
-    out["categories"] = ratings->categories;
+    raters = ratings->raters;
+    categories = ratings->categories;
+    rep.input = fmt::format("{} (raters {}; categories {}{})", args->positional[0], join(raters, ", "),
+                            join(categories, ", "), declared->empty() ? ", as found" : ", declared");
     if (est.ok()) {
       auto boot = stats::agreement_bootstrap(ratings->table, fn, static_cast<int>(*resamples),
                                              static_cast<uint64_t>(*seed), *level, ratings->clusters);
@@ -387,48 +361,27 @@ int run_agreement(Coef coef, const std::vector<std::string>& words, bool json) {
   if (!est.ok()) {
     if (est.status().code() != StatusCode::kUndefined) return fail(ci.test, est.status());
     // Undefined is a result, not a failure of the input: report it, exit 0.
-    out["estimate"] = nullptr;
-    out["undefined"] = est.status().message();
-    if (json) {
-      std::printf("%s\n", out.dump(2).c_str());
-    } else {
-      std::printf("%s: undefined (%s)\nmethod: %s\n", ci.test, est.status().message().c_str(), ci.method);
-    }
-    return 0;
-  }
-  out["estimate"] = num(est->estimate);
-  out["observed_agreement"] = num(est->observed);
-  out["chance_agreement"] = num(est->expected);
-  out["items"] = est->units;
-  out["ratings"] = est->ratings;
-  out["p_value"] = nullptr;  // no test of H0 is defined here
-  if (interval) {
-    out["interval"] = {num(interval->low), num(interval->high)};
-    out["level"] = *level;
-    out["interval_method"] = ci_note;
-    out["resamples"] = interval->resamples;
-    out["undefined_resamples"] = interval->undefined;
-    out["seed"] = interval->seed;
+    rep.extra["undefined"] = est.status().message();
   } else {
-    out["interval"] = nullptr;
-    out["interval_method"] = ci_note;
+    rep.estimate = est->estimate;
+    rep.n = est->units;
+    rep.extra["observed_agreement"] = json_number(est->observed);
+    rep.extra["chance_agreement"] = json_number(est->expected);
+    rep.extra["ratings"] = est->ratings;
   }
-  if (json) {
-    std::printf("%s\n", out.dump(2).c_str());
-    return 0;
-  }
-  std::printf("%s: %.6f\n", ci.test, est->estimate);
+  if (!raters.empty()) rep.extra["raters"] = raters;
+  rep.extra["categories"] = categories;
+  if (coef == Coef::kCohen) rep.extra["weights"] = weights;
   if (interval) {
-    std::printf("%.0f%% CI: [%.6f, %.6f] (%s, %d resamples, seed %llu)\n", *level * 100.0, interval->low,
-                interval->high, ci_note.c_str(), interval->resamples,
-                static_cast<unsigned long long>(interval->seed));
-  } else {
-    std::printf("CI: n/a (%s)\n", ci_note.c_str());
+    rep.interval = std::make_pair(interval->low, interval->high);
+    rep.extra["interval_method"] = ci_note;
+    rep.extra["resamples"] = interval->resamples;
+    rep.extra["undefined_resamples"] = interval->undefined;
+    rep.extra["seed"] = interval->seed;
+  } else if (!ci_note.empty()) {
+    rep.extra["interval_method"] = ci_note;
   }
-  std::printf("observed agreement %.6f, chance agreement %.6f, %lld items, %lld ratings\np-value: n/a\nmethod: %s\n",
-              est->observed, est->expected, static_cast<long long>(est->units),
-              static_cast<long long>(est->ratings), ci.method);
-  return 0;
+  return print_report(rep, json);
 }
 
 // ---- models --------------------------------------------------------------------------
@@ -565,20 +518,23 @@ int run_logit(const std::vector<std::string>& words, bool json) {
   return 0;
 }
 
-const char* kRatingsUsage = " FILE.csv [--raters A,B] [--resamples B] [--seed S] [--level L]";
+const char* kRatingsUsage = " FILE.csv [--raters A,B] [--categories A,B,C,D] [--resamples B] [--seed S] [--level L]";
 
 }  // namespace
 
 void register_model_stats_tests(std::vector<StatsTest>& out) {
   const std::string r = kRatingsUsage;
   out.push_back({"fleiss", "fleiss" + r + " [--counts]",
-                 "Fleiss kappa; rows = items, columns = raters (empty = missing), or --counts: columns = categories",
+                 "Fleiss kappa over every rater column (rows = items, empty = missing), on the declared categories; "
+                 "or --counts: columns = categories",
                  [](const std::vector<std::string>& a, bool j) { return run_agreement(Coef::kFleiss, a, j); }});
-  out.push_back({"cohen", "cohen" + r, "Cohen kappa of two rater columns",
+  out.push_back({"cohen", "cohen" + r + " [--weights none|linear|quadratic]",
+                 "Cohen kappa of two rater columns; weighted on the ordinal scale given by --categories",
                  [](const std::vector<std::string>& a, bool j) { return run_agreement(Coef::kCohen, a, j); }});
   out.push_back({"scott", "scott" + r, "Scott's pi of two rater columns",
                  [](const std::vector<std::string>& a, bool j) { return run_agreement(Coef::kScott, a, j); }});
-  out.push_back({"gwet", "gwet" + r + " [--categories K]", "Gwet AC1 of two rater columns (K-category scale)",
+  out.push_back({"gwet", "gwet" + r,
+                 "Gwet AC1 over every rater column, q = the declared categories (default: the labels found, >= 2)",
                  [](const std::vector<std::string>& a, bool j) { return run_agreement(Coef::kGwet, a, j); }});
   out.push_back({"raw-agreement", "raw-agreement" + r, "share of items two raters label alike",
                  [](const std::vector<std::string>& a, bool j) { return run_agreement(Coef::kRaw, a, j); }});

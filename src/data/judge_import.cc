@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "util/file.h"
+#include "util/strings.h"
 
 namespace nf {
 namespace {
@@ -68,6 +69,12 @@ Result<Table> parse_csv_table(const std::string& path, const std::string& text) 
   }
   if (recs.empty()) return InvalidArgument(fmt::format("{}: empty file (expected a header row)", path));
   const auto& header = recs[0].second;
+  for (size_t c = 0; c < header.size(); ++c) {
+    for (size_t e = 0; e < c; ++e) {
+      if (header[e] == header[c])  // a second column of the same name would silently win
+        return InvalidArgument(fmt::format("{}:{}: {}: duplicate column in the header", path, recs[0].first, header[c]));
+    }
+  }
   Table t;
   for (size_t r = 1; r < recs.size(); ++r) {
     const auto& [ln, f] = recs[r];
@@ -108,10 +115,24 @@ Result<Table> read_table(const std::string& path) {
   return InvalidArgument(fmt::format("{}: unknown format (expected a .csv or .jsonl file)", path));
 }
 
+// "FILE:LINE: COL: missing column", with the closest column present as a suggestion.
+Status missing_column(const std::string& path, size_t line, const json& o, const char* col) {
+  std::vector<std::string> present;
+  for (const auto& [k, v] : o.items()) present.push_back(k);
+  return InvalidArgument(fmt::format("{}:{}: {}: missing column{}", path, line, col, did_you_mean(col, present)));
+}
+
+// The label cell: a missing column is an error (a misspelt "label" header would otherwise
+// turn every vote into a missing vote); an empty cell or null is a missing label.
+Result<json> label_cell(const std::string& path, size_t line, const json& o) {
+  if (!o.contains("label")) return missing_column(path, line, o, "label");
+  return o["label"];
+}
+
 // A key field as text (numbers are printed), or InvalidArgument naming file/line/column.
 Result<std::string> text_field(const std::string& path, size_t line, const json& o, const char* col,
                                bool allow_empty) {
-  if (!o.contains(col)) return InvalidArgument(fmt::format("{}:{}: {}: missing column", path, line, col));
+  if (!o.contains(col)) return missing_column(path, line, o, col);
   const json& v = o[col];
   std::string s;
   if (v.is_string()) s = v.get<std::string>();
@@ -159,7 +180,8 @@ Result<std::vector<VoteRecord>> read_votes(const std::string& path) {
     NF_ASSIGN_OR_RETURN(v.cluster, text_field(path, line, o, "cluster", true));
     NF_ASSIGN_OR_RETURN(v.judge, text_field(path, line, o, "judge", false));
     NF_ASSIGN_OR_RETURN(v.judge_provider, text_field(path, line, o, "judge_provider", false));
-    NF_ASSIGN_OR_RETURN(v.label, label_field(path, line, o.value("label", json()), "label"));
+    NF_ASSIGN_OR_RETURN(const json label, label_cell(path, line, o));
+    NF_ASSIGN_OR_RETURN(v.label, label_field(path, line, label, "label"));
     if (v.cluster.empty()) v.cluster = v.item;
     if (!seen.insert({v.subject, v.item, v.judge}).second)
       return InvalidArgument(fmt::format("{}:{}: duplicate vote (subject {}, item {}, judge {})", path, line,
@@ -178,7 +200,8 @@ Result<std::vector<LabelRecord>> read_labels(const std::string& path) {
     NF_ASSIGN_OR_RETURN(r.rater, text_field(path, line, o, "rater", false));
     NF_ASSIGN_OR_RETURN(r.subject, text_field(path, line, o, "subject", false));
     NF_ASSIGN_OR_RETURN(r.item, text_field(path, line, o, "item", false));
-    NF_ASSIGN_OR_RETURN(auto l, label_field(path, line, o.value("label", json()), "label"));
+    NF_ASSIGN_OR_RETURN(const json label, label_cell(path, line, o));
+    NF_ASSIGN_OR_RETURN(auto l, label_field(path, line, label, "label"));
     if (!l) return InvalidArgument(fmt::format("{}:{}: label: must not be empty", path, line));
     r.label = *l;
     if (!seen.insert({r.rater, r.subject, r.item}).second)

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "metrics/registry.h"
+#include "metrics/reply_language.h"
 #include "util/strings.h"
 
 namespace nf {
@@ -70,6 +71,10 @@ Result<nlohmann::json> analyze_store(Store& store, const AnalyzeOptions& options
                                                   : nlohmann::json(nullptr)}});
     }
     results["draws"] = {{"rows", rows}};
+    // MCQ replies: the unparsed share per reply language (issue 13 item 3).
+    if (study.ok() && study->spec.value("task", std::string("mcq")) == "mcq" && !counts.empty()) {
+      NF_ASSIGN_OR_RETURN(results["draws"]["by_language"], parse_rate_by_language(store));
+    }
   }
 
   NF_ASSIGN_OR_RETURN(const int64_t n_judgments, store.judgment_count());

@@ -324,6 +324,14 @@ std::string render_markdown(const nlohmann::json& results) {
     }
   }
   md += "\n";
+  if (has_draws && results["draws"].contains("by_language") && !results["draws"]["by_language"].empty()) {
+    md += "Parse rate by reply language (the reply's script; answered draws only):\n\n"
+          "| subject | config | language | answered | parse_error | parse rate |\n|---|---|---|---|---|---|\n";
+    for (const auto& r : results["draws"]["by_language"])
+      md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", esc(r.value("subject", "")), esc(r.value("config", "")),
+                        esc(r.value("language", "")), num(r["answered"]), num(r["parse_error"]), num(r["parse_rate"]));
+    md += "\n";
+  }
 
   const auto& an = results.contains("analyses") ? results["analyses"] : nlohmann::json::object();
   if (an.contains("floor")) {

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "backend/sim_judge.h"
+#include "core/draw_seed.h"
 #include "runner/progress.h"
 #include "runner/runner.h"
 #include "util/hash.h"
@@ -89,7 +90,11 @@ std::string strip_markdown(std::string_view line) {
 
 }  // namespace
 
-ChatRequest build_judge_request(const JudgeSpec& spec, const SubjectSpec& judge,
+std::optional<int64_t> judge_request_seed(const JudgeSpec& spec, const SubjectSpec& judge, const DrawKey& key) {
+  return draw_request_seed(spec.seed, fnv1a64("judge\n" + judge.name), key);
+}
+
+ChatRequest build_judge_request(const JudgeSpec& spec, const SubjectSpec& judge, std::optional<int64_t> seed,
                                 const std::vector<ChatMessage>& conversation, const std::string& response) {
   std::string turns;
   for (size_t i = 0; i < conversation.size(); ++i) {
@@ -106,7 +111,7 @@ ChatRequest build_judge_request(const JudgeSpec& spec, const SubjectSpec& judge,
   r.messages = {{"system", std::string(kJudgeSystemPrompt)}, {"user", std::move(user)}};
   r.temperature = spec.temperature;
   r.top_p = spec.top_p;
-  r.seed = spec.seed;
+  r.seed = seed;
   r.max_tokens = spec.max_tokens;
   r.extra_body = effective_extra_body(judge);
   return r;
@@ -292,7 +297,8 @@ Result<JudgeSummary> run_judges(const Study& study, Store& store, const JudgeOpt
   auto judge_one = [&](size_t j, const Unit& unit) {
     const SubjectSpec& judge = spec.panel[j];
     Backend& backend = *backends[j];
-    const ChatRequest req = build_judge_request(spec, judge, unit.conversation, unit.draw.content);
+    const ChatRequest req = build_judge_request(spec, judge, judge_request_seed(spec, judge, unit.draw.key),
+                                                unit.conversation, unit.draw.content);
     const ChatResponse resp = backend.complete(req);
     JudgmentRow row;
     row.subject = unit.draw.key.subject;

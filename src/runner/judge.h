@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,15 +26,22 @@
 
 namespace nf {
 
+/// The seed sent with `judge`'s request for the stored draw `key`: core/draw_seed.h
+/// draw_request_seed over spec.seed (nullopt = no seed sent), the judge's name and the
+/// draw key, so judgments never share one sampler stream on a server that honours
+/// `seed` (issue 13 item 0) and a re-judged draw gets the same seed again. The recorded
+/// judge settings keep spec.seed itself.
+std::optional<int64_t> judge_request_seed(const JudgeSpec& spec, const SubjectSpec& judge, const DrawKey& key);
+
 /// The judge request for one judged answer: messages in the layout documented in
 /// backend/sim_judge.h (system kJudgeSystemPrompt; one user message with the sections
 /// [CRITERION] spec.criterion, [CONVERSATION] the role-labelled turns of `conversation`
 /// ("USER: ...", blank line between turns), [RESPONSE] `response`, [TASK] asking for
 /// {"verdict": "met"|"not_met", "reason": "..."}); model = judge.model; the pinned
-/// settings spec.temperature, spec.top_p, spec.seed (nullopt = not sent),
-/// spec.max_tokens; extra_body = effective_extra_body(judge). Source: seed 004 §2.6,
-/// Appendix A (criterion).
-ChatRequest build_judge_request(const JudgeSpec& spec, const SubjectSpec& judge,
+/// settings spec.temperature, spec.top_p, spec.max_tokens; seed = `seed` (the
+/// per-judgment seed of judge_request_seed; nullopt = not sent); extra_body =
+/// effective_extra_body(judge). Source: seed 004 §2.6, Appendix A (criterion).
+ChatRequest build_judge_request(const JudgeSpec& spec, const SubjectSpec& judge, std::optional<int64_t> seed,
                                 const std::vector<ChatMessage>& conversation, const std::string& response);
 
 /// The conversation of a stored chat draw: its request's "messages" array of

@@ -15,6 +15,7 @@
 #include "backend/anthropic.h"
 #include "backend/openai.h"
 #include "backend/sim.h"
+#include "core/draw_seed.h"
 #include "data/chat.h"
 #include "data/medqa.h"
 #include "data/vignettes.h"
@@ -42,10 +43,8 @@ std::vector<PlannedDraw> plan_draws(const Study& study, const std::vector<TaskIt
   return plan;
 }
 
-std::optional<int64_t> request_seed(const Config& config, int replicate) {
-  if (!config.seed) return std::nullopt;
-  const uint64_t h = hash_combine(static_cast<uint64_t>(*config.seed), static_cast<uint64_t>(replicate));
-  return static_cast<int64_t>(h >> 33);
+std::optional<int64_t> request_seed(const Config& config, uint64_t study_seed, const DrawKey& key) {
+  return draw_request_seed(config.seed, study_seed, key);
 }
 
 std::string cache_key(const std::string& backend_identity, const nlohmann::json& request_body, const DrawKey& key) {
@@ -331,8 +330,8 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
       const PlannedDraw& p = *todo[idx];
       const SubjectSpec& subject = study.subjects[p.subject_index];
       Backend& backend = *backends[p.subject_index];
-      DrawContext ctx{p.key, configs[p.config_index], subject.model, request_seed(configs[p.config_index], p.key.replicate),
-                      extra_bodies[p.subject_index]};
+      DrawContext ctx{p.key, configs[p.config_index], subject.model,
+                      request_seed(configs[p.config_index], study.seed, p.key), extra_bodies[p.subject_index]};
       int call_index = 0;
       int64_t cached_calls = 0;
       std::vector<Store::CacheEntry> new_cache;  // committed with the draw (one transaction)
@@ -456,8 +455,8 @@ Result<nlohmann::json> run_noise_control(const Study& study) {
     std::atomic<int64_t> api_errors{0};
     // One greedy draw's reply text ("" and counted when the call failed).
     auto once = [&](size_t item) -> std::optional<std::string> {
-      DrawContext ctx{{subject.name, task->items()[item].id, "none", greedy.id, 0}, greedy, subject.model,
-                      request_seed(greedy, 0), extra};
+      const DrawKey key{subject.name, task->items()[item].id, "none", greedy.id, 0};
+      DrawContext ctx{key, greedy, subject.model, request_seed(greedy, study.seed, key), extra};
       std::optional<std::string> text;
       const CallFn call = [&](const ChatRequest& req) {
         ChatResponse r = backend->complete(req);

@@ -35,10 +35,13 @@ struct PlannedDraw {
 std::vector<PlannedDraw> plan_draws(const Study& study, const std::vector<TaskItem>& items,
                                     const std::vector<Config>& configs);
 
-/// The seed sent with a replicate's request: a 31-bit value mixed from the config seed
-/// and the replicate index (so replicates differ, and a replicate is reproducible), or
-/// nullopt when the config seed is null (no seed sent).
-std::optional<int64_t> request_seed(const Config& config, int replicate);
+/// The seed sent with the requests of draw `key`: core/draw_seed.h draw_request_seed over
+/// the config seed, the study seed and the whole draw key (subject, item, condition,
+/// config, replicate), so no two draws share a sampler stream on a server that honours
+/// `seed` and every draw stays reproducible; nullopt when the config seed is null (no
+/// seed sent). Issue 13 item 0: a seed of (config seed, replicate) alone made replicate r
+/// of every item and condition repeat one stream.
+std::optional<int64_t> request_seed(const Config& config, uint64_t study_seed, const DrawKey& key);
 
 /// The response-cache key: SHA-256 over the backend identity, the request body and the
 /// draw key (which includes the replicate), so a cached response never stands in for

@@ -39,6 +39,19 @@ Result<double> mcnemar_exact(int64_t b, int64_t c) {
   }
 }
 
+Result<double> mcnemar_mid_p(int64_t b, int64_t c) {
+  NF_RETURN_IF_ERROR(check_discordant("mcnemar_mid_p", b, c));
+  if (b + c == 0) return 1.0;
+  try {
+    const boost::math::binomial_distribution<double> dist(static_cast<double>(b + c), 0.5);
+    const auto m = static_cast<double>(std::min(b, c));
+    const double p = 2.0 * (boost::math::cdf(dist, m) - 0.5 * boost::math::pdf(dist, m));
+    return std::min(1.0, p);
+  } catch (const std::exception& e) {
+    return Internal(std::string("mcnemar_mid_p: ") + e.what());
+  }
+}
+
 Result<McNemarChi2> mcnemar_chi2(int64_t b, int64_t c, bool correction) {
   NF_RETURN_IF_ERROR(check_discordant("mcnemar_chi2", b, c));
   McNemarChi2 out;

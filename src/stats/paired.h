@@ -14,6 +14,16 @@ namespace nf::stats {
 /// seed 004 §3.5 (Table 11). Errors: InvalidArgument if b or c is negative.
 Result<double> mcnemar_exact(int64_t b, int64_t c);
 
+/// Mid-p McNemar test from the discordant counts b and c: the exact two-sided p with half
+/// the probability of the observed count removed, min(1, 2 * (P[X <= m] - P[X = m] / 2)),
+/// m = min(b, c), X ~ Binomial(b + c, 0.5) (the half point mass is subtracted before
+/// capping at 1, so b == c gives exactly 1). b + c == 0 gives 1. Less conservative than
+/// mcnemar_exact() (Fagerland, Lydersen & Laake 2013 recommend it for paired binary
+/// data). Examples (issue 13 item 5): b = 3, c = 11 gives 0.03515625 (exact 0.057373);
+/// b = c = 5 gives 1. Source: Lancaster (1961); Fagerland et al. (2013), BMC Med. Res.
+/// Methodol. 13:91. Errors: InvalidArgument if b or c is negative.
+Result<double> mcnemar_mid_p(int64_t b, int64_t c);
+
 /// McNemar chi-square statistic and its p-value (chi-square, 1 df).
 struct McNemarChi2 {
   double statistic = 0.0;

@@ -852,6 +852,20 @@ Result<std::vector<StatusCount>> Store::status_counts() {
   return out;
 }
 
+Status Store::for_each_answer(
+    const std::function<void(const std::string&, const std::string&, const std::string&, const std::string&)>& fn) {
+  std::lock_guard lock(mu_);
+  NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
+      "SELECT subject, config, status, content FROM draws WHERE status != 'api_error' ORDER BY id",
+      "for_each_answer", path_));
+  for (;;) {
+    NF_ASSIGN_OR_RETURN(bool row, q.step());
+    if (!row) break;
+    fn(q.text(0), q.text(1), q.text(2), q.text(3));
+  }
+  return Status::Ok();
+}
+
 Result<Draw> Store::get_draw(const DrawKey& key) {
   std::lock_guard lock(mu_);
   NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,

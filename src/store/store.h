@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -146,6 +147,12 @@ class Store {
   Result<std::vector<OutcomeRow>> outcome_rows(bool include_cached = true);
   /// Draw counts by status.
   Result<std::vector<StatusCount>> status_counts();
+  /// Calls fn(subject, config, status, content) for every stored draw that is not an
+  /// api_error (the model answered), in id order, streaming rows (for the parse rate by
+  /// reply language, metrics/reply_language.h). Errors: DataLoss on a read failure.
+  Status for_each_answer(
+      const std::function<void(const std::string& subject, const std::string& config, const std::string& status,
+                               const std::string& content)>& fn);
   /// One stored draw, or NotFound.
   Result<Draw> get_draw(const DrawKey& key);
   /// Number of stored draws (any status).

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <set>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -44,6 +45,108 @@ size_t skip_space(std::string_view t, size_t p) {
   while (p < t.size() && is_space(t[p])) ++p;
   return p;
 }
+
+// Full-width forms and CJK punctuation folded to ASCII before any rule (issue 13 item 3):
+// U+FF01-FF5E -> U+0021-007E ("Ｃ" -> "C", "（" -> "(", "：" -> ":"), U+3000 ideographic
+// space -> ' ', U+3001 "、" -> ',', U+3002 "。" -> '.', the corner and lenticular brackets
+// 「」『』【】〔〕 -> '(' ')'. Every other byte is copied as is.
+std::string fold_cjk_forms(std::string_view t) {
+  std::string out;
+  out.reserve(t.size());
+  for (size_t i = 0; i < t.size(); ++i) {
+    const auto b0 = static_cast<unsigned char>(t[i]);
+    if (b0 < 0x80 || i + 2 >= t.size()) {
+      out += t[i];
+      continue;
+    }
+    const auto b1 = static_cast<unsigned char>(t[i + 1]), b2 = static_cast<unsigned char>(t[i + 2]);
+    char folded = 0;
+    if (b0 == 0xEF && (b1 == 0xBC || b1 == 0xBD) && b2 >= 0x80 && b2 <= 0xBF) {
+      const unsigned cp = ((b0 & 0x0Fu) << 12) | ((b1 & 0x3Fu) << 6) | (b2 & 0x3Fu);
+      if (cp >= 0xFF01 && cp <= 0xFF5E) folded = static_cast<char>(cp - 0xFEE0);
+    } else if (b0 == 0xE3 && b1 == 0x80) {
+      switch (b2) {
+        case 0x80: folded = ' '; break;
+        case 0x81: folded = ','; break;
+        case 0x82: folded = '.'; break;
+        case 0x8C: case 0x8E: case 0x90: case 0x94: folded = '('; break;
+        case 0x8D: case 0x8F: case 0x91: case 0x95: folded = ')'; break;
+        default: break;
+      }
+    }
+    if (folded != 0) {
+      out += folded;
+      i += 2;
+    } else {
+      out += t[i];
+    }
+  }
+  return out;
+}
+
+// The UTF-8 string at `p` that is the longest entry of `words`, or "".
+std::string_view match_any(std::string_view t, size_t p, std::span<const std::string_view> words) {
+  std::string_view best;
+  for (std::string_view w : words) {
+    if (w.size() > best.size() && t.substr(p, w.size()) == w) best = w;
+  }
+  return best;
+}
+
+// Answer cue words of Chinese (traditional and simplified), Japanese and Korean replies:
+// "answer", "correct answer", "I choose", "should choose".
+constexpr std::string_view kCjkCues[] = {
+    "\xE6\xAD\xA3\xE7\xA2\xBA\xE7\xAD\x94\xE6\xA1\x88",  // 正確答案
+    "\xE6\xAD\xA3\xE7\xA1\xAE\xE7\xAD\x94\xE6\xA1\x88",  // 正确答案
+    "\xE7\xAD\x94\xE6\xA1\x88",                          // 答案
+    "\xE7\xAD\x94\xE3\x81\x88",                          // 答え
+    "\xE6\xAD\xA3\xE8\xA7\xA3",                          // 正解
+    "\xE8\xA7\xA3\xE7\xAD\x94",                          // 解答
+    "\xE9\x81\xB8\xE6\x93\x87",                          // 選擇
+    "\xE9\x80\x89\xE6\x8B\xA9",                          // 选择
+    "\xE6\x88\x91\xE9\x81\xB8",                          // 我選
+    "\xE6\x88\x91\xE9\x80\x89",                          // 我选
+    "\xE6\x87\x89\xE9\x81\xB8",                          // 應選
+    "\xE5\xBA\x94\xE9\x80\x89",                          // 应选
+    "\xEC\xA0\x95\xEB\x8B\xB5",                          // 정답
+    "\xEB\x8B\xB5",                                      // 답
+};
+
+// Words that may stand between a CJK cue and the letter: copulas and particles ("is",
+// "should be", topic/subject markers) and "option".
+constexpr std::string_view kCjkConnectors[] = {
+    "\xE6\x98\xAF",              // 是
+    "\xE7\x82\xBA",              // 為
+    "\xE4\xB8\xBA",              // 为
+    "\xE6\x87\x89\xE8\xA9\xB2",  // 應該
+    "\xE5\xBA\x94\xE8\xAF\xA5",  // 应该
+    "\xE5\xB0\xB1",              // 就
+    "\xE9\x81\xB8\xE9\xA0\x85",  // 選項
+    "\xE9\x80\x89\xE9\xA1\xB9",  // 选项
+    "\xE9\x81\xB8",              // 選
+    "\xE9\x80\x89",              // 选
+    "\xE3\x81\xAF",              // は
+    "\xE3\x81\x8C",              // が
+    "\xEC\x9D\x80",              // 은
+    "\xEB\x8A\x94",              // 는
+    "\xEC\x9D\xB4",              // 이
+    "\xEA\xB0\x80",              // 가
+    "\xEC\x9C\xBC\xEB\xA1\x9C",  // 으로
+    "\xEB\xA1\x9C",              // 로
+};
+
+// Words joining listed options in CJK replies: and / or / with ("A和C", "A 또는 B").
+constexpr std::string_view kCjkJoiners[] = {
+    "\xE5\x92\x8C",              // 和
+    "\xE6\x88\x96",              // 或
+    "\xE8\x88\x87",              // 與
+    "\xE4\xB8\x8E",              // 与
+    "\xE5\x8F\x8A",              // 及
+    "\xE3\x81\xA8",              // と
+    "\xE3\x82\x84",              // や
+    "\xEB\xB0\x8F",              // 및
+    "\xEB\x98\x90\xEB\x8A\x94",  // 또는
+};
 
 // The set of valid letters, upper-cased; entries that are not one ASCII letter are ignored.
 using LetterSet = std::array<bool, 26>;
@@ -104,19 +207,35 @@ std::optional<Token> read_letter(std::string_view t, size_t p, bool always_wrapp
   return Token{upper(c), next};
 }
 
-// True if "or B", "and B" or "/B" follows the letter that ended at `end` (an alternative,
-// so the statement does not decide between them).
+// True if another option letter is listed after the letter that ended at `end`: "A or B",
+// "A and B", "A/B", "A, B", "A & B", "A + B", "A, C and D", "(A), (C)". A reply that
+// commits to several options (or to an alternative) is not a single answer (issue 13
+// item 2), so the statement decides nothing. A new sentence ("B. C is wrong") is not a
+// list: only ',', '/', '&', '+', ';' and the words "and"/"or" join list members.
 bool followed_by_alternative(std::string_view t, size_t end) {
   size_t p = end;
-  while (p < t.size() && (one_of(t[p], kClosers) || t[p] == '.' || t[p] == ',')) ++p;
+  while (p < t.size() && one_of(t[p], kClosers)) ++p;
+  bool joined = false;
+  if (const size_t q = skip_space(t, p); q < t.size() && one_of(t[q], ",/&+;")) {
+    joined = true;
+    p = q + 1;
+  } else {
+    while (p < t.size() && t[p] == '.') ++p;  // "A. or B"
+  }
   p = skip_space(t, p);
-  if (p < t.size() && t[p] == '/') return read_letter(t, p + 1).has_value();
+  if (const std::string_view j = match_any(t, p, kCjkJoiners); !j.empty()) return read_letter(t, p + j.size()).has_value();
   for (std::string_view w : {std::string_view("or"), std::string_view("and")}) {
     if (p + w.size() < t.size() && lowercase(t.substr(p, w.size())) == w && is_space(t[p + w.size()])) {
       return read_letter(t, p + w.size()).has_value();
     }
   }
-  return false;
+  if (!joined) return false;
+  // A bare lower-case letter after a comma is a word ("A, a classic sign"); a listed
+  // option is upper-case or wrapped.
+  const auto next = read_letter(t, p);
+  if (!next) return false;
+  const size_t q = skip_space(t, p);
+  return q < t.size() && (!is_lower(t[q]));
 }
 
 // Parses the content of an <answer> tag or \boxed{}: a letter (any case, optionally
@@ -158,9 +277,9 @@ std::optional<std::string_view> last_answer_tag(std::string_view t, const std::s
 // statement decides; an out-of-range letter or an alternative ("A or B") makes it decide
 // nullopt. Returns {found, letter}.
 std::pair<bool, std::optional<char>> explicit_statement(std::string_view t, const std::string& lo,
-                                                        const LetterSet& set) {
+                                                        const LetterSet& set, size_t* last_at = nullptr) {
   bool found = false;
-  std::optional<char> decided;
+  char decided = 0;  // 0 = the last statement decided nothing
   auto eat_word = [&](size_t& q, std::string_view w) {
     if (lo.compare(q, w.size(), w) == 0 && (q + w.size() == lo.size() || !is_letter(lo[q + w.size()]))) {
       q += w.size();
@@ -201,14 +320,44 @@ std::pair<bool, std::optional<char>> explicit_statement(std::string_view t, cons
     const auto tok = read_letter(t, q);
     if (!tok) continue;
     found = true;
+    if (last_at != nullptr) *last_at = p;
     if (!valid(set, tok->letter) || followed_by_alternative(t, tok->end)) {
-      decided = std::nullopt;
+      decided = 0;
     } else {
       decided = tok->letter;
     }
     p = tok->end - 1;
   }
-  return {found, decided};
+  return {found, decided != 0 ? std::optional<char>(decided) : std::nullopt};
+}
+
+// CJK answer statements (issue 13 item 3) in text already folded by fold_cjk_forms: a cue
+// word of kCjkCues, then any of spaces, ':', '=', '-' and kCjkConnectors, then a
+// standalone letter ("答案:C", "我選擇 D", "正確答案為(B)", "정답은 A입니다", "正解は B").
+// As explicit_statement: the last statement decides; an out-of-range letter or a list
+// ("A和C") decides nullopt. Returns {found, letter}; *last_at = where the last cue began.
+std::pair<bool, std::optional<char>> cjk_statement(std::string_view t, const LetterSet& set, size_t* last_at) {
+  bool found = false;
+  char decided = 0;
+  for (size_t p = 0; p < t.size(); ++p) {
+    if (static_cast<unsigned char>(t[p]) < 0x80) continue;
+    const std::string_view cue = match_any(t, p, kCjkCues);
+    if (cue.empty()) continue;
+    size_t q = p + cue.size();
+    for (;;) {
+      while (q < t.size() && (is_space(t[q]) || one_of(t[q], ":=-"))) ++q;
+      const std::string_view c = match_any(t, q, kCjkConnectors);
+      if (c.empty()) break;
+      q += c.size();
+    }
+    const auto tok = read_letter(t, q);
+    if (!tok) continue;
+    found = true;
+    *last_at = p;
+    decided = valid(set, tok->letter) && !followed_by_alternative(t, tok->end) ? tok->letter : 0;
+    p = tok->end - 1;
+  }
+  return {found, decided != 0 ? std::optional<char>(decided) : std::nullopt};
 }
 
 // A class of formatted letters decides if it matches at all: one distinct valid letter ->
@@ -266,6 +415,12 @@ std::pair<bool, std::optional<char>> lone_letter(std::string_view t, const Lette
   const size_t s = skip_space(t, 0);
   if (s + 2 < t.size() && t[s] >= 'A' && t[s] <= 'Z' && one_of(t[s + 1], ".):") && is_space(t[s + 2]) &&
       valid(set, t[s])) {
+    // "A. B." / "A) C)": a list of letters, not a letter and its option text.
+    std::string_view rest = t.substr(s + 2);
+    size_t b2 = 0, e2 = rest.size();
+    while (b2 < e2 && (is_space(rest[b2]) || one_of(rest[b2], kOpeners))) ++b2;
+    while (e2 > b2 && (is_space(rest[e2 - 1]) || one_of(rest[e2 - 1], kClosers) || one_of(rest[e2 - 1], ".!:"))) --e2;
+    if (e2 == b2 + 1 && is_letter(rest[b2])) return {true, std::nullopt};
     return {true, t[s]};
   }
   return {false, std::nullopt};
@@ -355,6 +510,8 @@ std::optional<std::string> extract_choice(std::string_view text, const std::vect
     return std::string(1, *c);
   };
   if (text.empty()) return std::nullopt;
+  const std::string folded = fold_cjk_forms(text);  // full-width letters and CJK punctuation as ASCII
+  text = folded;
   const std::string lo = lowercase(text);
 
   // 1. The answer contract: the last complete <answer>...</answer> tag decides.
@@ -376,8 +533,14 @@ std::optional<std::string> extract_choice(std::string_view text, const std::vect
       return out(c && valid(set, *c) ? c : std::nullopt);
     }
   }
-  // 3. Explicit statements ("the answer is C", "Answer: D", "answer is: (d)").
-  if (auto [found, c] = explicit_statement(text, lo, set); found) return out(c);
+  // 3. Explicit statements ("the answer is C", "Answer: D", "answer is: (d)", "答案:C",
+  // "정답은 A"): the last English or CJK statement decides.
+  size_t en_at = 0, cjk_at = 0;
+  const auto [en_found, en] = explicit_statement(text, lo, set, &en_at);
+  const auto [cjk_found, cjk] = cjk_statement(text, set, &cjk_at);
+  if (en_found && cjk_found) return out(cjk_at > en_at ? cjk : en);
+  if (en_found) return out(en);
+  if (cjk_found) return out(cjk);
   // 4-6. Formatted letters: **X**, then $X$, then (X). The first class that matches
   // decides; two different letters in it are ambiguous (nullopt, never a guess).
   for (int cls = 0; cls < 3; ++cls) {

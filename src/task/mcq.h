@@ -38,6 +38,15 @@ Result<std::vector<ChatMessage>> render_mcq_prompt(const RenderedMcq& item, std:
 ///     matches, else nullopt (ambiguous, never a guess);
 ///  7. the whole reply is a letter (any case, optional wrapping and punctuation: "b", "(B).")
 ///     or starts "X. " / "X) " with an upper-case letter.
+/// Before any rule, full-width ASCII (U+FF01-FF5E) and CJK punctuation are folded to ASCII
+/// ("答案：Ｃ" reads as "答案:C"); rule 3 also takes the answer cues of Chinese, Japanese
+/// and Korean replies (答案, 正確答案/正确答案, 選擇/选择, 我選, 答え, 正解, 解答, 정답, 답,
+/// then optional 是/為/为/應該/は/은/는/이/가 ...): "我選擇 D" -> D, "正確答案為（Ｂ）" -> B,
+/// "정답은 A입니다." -> A; the last English or CJK statement decides, so a cue word beats
+/// earlier mentions of other letters.
+/// A reply that lists several options is not a single answer: "A, B", "A, C and D",
+/// "A & B", "A/B", "A or B", "A和C", "A、C", "A 또는 B" after a statement decide nullopt
+/// (issue 13 item 2); a new sentence ("B. C is wrong") is not a list.
 /// A letter outside `letters` decides nullopt in rules 1-3 and 7 and is ignored in 4-6.
 /// Never takes a letter out of a word: "ANSWER: Cannot be determined" and "Error:
 /// upstream unavailable" give nullopt; a bare lower-case letter after a statement counts

@@ -112,24 +112,30 @@ TEST(Cli, OpenAiSubjectAgainstServeSimMatchesInProcessSim) {
   const auto at = line.find("http://");
   ASSERT_NE(at, std::string::npos) << "serve-sim said: " << line << slurp(d / "serve.err");
   const std::string url = line.substr(at);
-  const std::string subjects = std::string(kSimSubject) +
-                               "  - name: http\n    backend: openai\n    base_url: ${SIM_URL}\n    model: sim-mcq-1\n";
-  write(d / "study.yaml", study_yaml("equiv", subjects, 3));
-  CmdResult r = run_cli("audit " + d / "study.yaml" + " --quiet --out " + d / "out" + " --store " + d / "e.sqlite",
-                        d.path(), "SIM_URL=" + url);
-  testing::kill_and_wait(server, SIGTERM);
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto store = Store::open_existing(d / "e.sqlite");
-  ASSERT_TRUE(store.ok());
-  auto rows = (*store)->outcome_rows();
-  ASSERT_TRUE(rows.ok());
-  std::map<std::string, double> sim, http;
-  for (const auto& o : *rows) {
-    const std::string k = o.item + "|" + o.condition + "|" + o.config + "|" + std::to_string(o.replicate) + "|" + o.outcome;
-    (o.subject == "sim" ? sim : http)[k] = o.value;
+  // The same subject name in two studies: request seeds follow the whole draw key
+  // (subject included; issue 13 item 0), so only equal keys must give equal draws.
+  write(d / "sim.yaml", study_yaml("equiv", kSimSubject, 3));
+  write(d / "http.yaml",
+        study_yaml("equiv", "  - name: sim\n    backend: openai\n    base_url: ${SIM_URL}\n    model: sim-mcq-1\n", 3));
+  std::map<std::string, std::map<std::string, double>> by_backend;
+  for (const std::string which : {"sim", "http"}) {
+    CmdResult r = run_cli("audit " + d / (which + ".yaml") + " --quiet --out " + d / ("out-" + which) + " --store " +
+                              d / (which + ".sqlite"),
+                          d.path(), "SIM_URL=" + url);
+    ASSERT_EQ(r.exit_code, 0) << which << ": " << r.err;
+    auto store = Store::open_existing(d / (which + ".sqlite"));
+    ASSERT_TRUE(store.ok());
+    auto rows = (*store)->outcome_rows();
+    ASSERT_TRUE(rows.ok());
+    for (const auto& o : *rows) {
+      const std::string k =
+          o.item + "|" + o.condition + "|" + o.config + "|" + std::to_string(o.replicate) + "|" + o.outcome;
+      by_backend[which][k] = o.value;
+    }
   }
-  EXPECT_EQ(sim.size(), 24u * 4 * 2 * 3 * 2);
-  EXPECT_EQ(sim, http);
+  testing::kill_and_wait(server, SIGTERM);
+  EXPECT_EQ(by_backend["sim"].size(), 24u * 4 * 2 * 3 * 2);
+  EXPECT_EQ(by_backend["sim"], by_backend["http"]);
 }
 
 TEST(Cli, SigkillMidRunThenResumeHoldsEveryPlannedDrawOnce) {

@@ -167,26 +167,31 @@ TEST(FairnessCli, SameStudyOverServeSimMatchesInProcess) {
   const auto at = line.find("http://");
   ASSERT_NE(at, std::string::npos) << "serve-sim said: " << line << slurp(d / "serve.err");
   const std::string agent = "{floor: 0.2, effects: [{match: Black, action: admit, shift: 0.3}]}";
-  const std::string subjects = sim_subject(agent) +
-                               "  - name: http\n    backend: openai\n    base_url: ${SIM_URL}\n    model: agent-sim\n"
-                               "    extra_body: {sim_agent: " +
-                               agent + "}\n";
-  write(d / "study.yaml", agent_study("equiv", subjects, 2, agent));
-  CmdResult r = run_cli("audit " + d / "study.yaml" + " --quiet --out " + d / "out" + " --store " + d / "e.sqlite",
-                        d.path(), "SIM_URL=" + line.substr(at));
-  testing::kill_and_wait(server, SIGTERM);
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto store = Store::open_existing(d / "e.sqlite");
-  ASSERT_TRUE(store.ok());
-  auto rows = (*store)->outcome_rows();
-  ASSERT_TRUE(rows.ok());
-  std::map<std::string, double> sim, http;
-  for (const auto& o : *rows) {
-    const std::string k = o.item + "|" + o.condition + "|" + std::to_string(o.replicate) + "|" + o.outcome;
-    (o.subject == "sim" ? sim : http)[k] = o.value;
+  // The same subject name in two studies: request seeds follow the whole draw key
+  // (subject included; issue 13 item 0), so only equal keys must give equal draws.
+  write(d / "sim.yaml", agent_study("equiv", sim_subject(agent), 2, agent));
+  write(d / "http.yaml", agent_study("equiv",
+                                     "  - name: sim\n    backend: openai\n    base_url: ${SIM_URL}\n    model: agent-sim\n"
+                                     "    extra_body: {sim_agent: " + agent + "}\n",
+                                     2, agent));
+  std::map<std::string, std::map<std::string, double>> by_backend;
+  for (const std::string which : {"sim", "http"}) {
+    CmdResult r = run_cli("audit " + d / (which + ".yaml") + " --quiet --out " + d / ("out-" + which) + " --store " +
+                              d / (which + ".sqlite"),
+                          d.path(), "SIM_URL=" + line.substr(at));
+    ASSERT_EQ(r.exit_code, 0) << which << ": " << r.err;
+    auto store = Store::open_existing(d / (which + ".sqlite"));
+    ASSERT_TRUE(store.ok());
+    auto rows = (*store)->outcome_rows();
+    ASSERT_TRUE(rows.ok());
+    for (const auto& o : *rows) {
+      const std::string k = o.item + "|" + o.condition + "|" + std::to_string(o.replicate) + "|" + o.outcome;
+      by_backend[which][k] = o.value;
+    }
   }
-  EXPECT_EQ(sim.size(), 3u * 15 * 2 * 6);
-  EXPECT_EQ(sim, http);
+  testing::kill_and_wait(server, SIGTERM);
+  EXPECT_EQ(by_backend["sim"].size(), 3u * 15 * 2 * 6);
+  EXPECT_EQ(by_backend["sim"], by_backend["http"]);
 }
 
 TEST(FairnessCli, PlanReportsTypeOneErrorAndPower) {

@@ -24,6 +24,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (choice && (choice->size() != 1 || (*choice)[0] < 'A' || (*choice)[0] >= static_cast<char>('A' + n_letters))) {
     std::abort();
   }
+  // A statement that lists two different options never yields one (issue 13 item 2),
+  // whatever ASCII text without a tag or \boxed (rules 1-2 outrank statements) precedes it.
+  bool plain = true;
+  for (const char ch : text) plain = plain && static_cast<unsigned char>(ch) < 0x80 && ch != '<' && ch != '\\';
+  if (n_letters >= 2 && plain) {
+    const std::string listed = std::string(text) + "\nANSWER: A, B.";
+    if (nf::extract_choice(listed, letters).has_value()) std::abort();
+  }
   const std::string q = nf::question_sentence(text);
   if (q.size() > text.size()) std::abort();
   return 0;

@@ -12,6 +12,7 @@
 
 #include "backend/sim.h"
 #include "backend/sim_agent.h"
+#include "core/draw_seed.h"
 #include "common/test_data.h"
 #include "data/vignettes.h"
 #include "stats/paired.h"
@@ -223,7 +224,8 @@ std::vector<OutcomeRow> run_sim_agent(const VignetteSet& set, const std::vector<
         DrawContext ctx;
         ctx.model = "agent-sim";
         ctx.config.temperature = temperature;
-        ctx.seed = 1000 + r;
+        ctx.key = {"agent", set.vignettes[i].id, c, "default", r};
+        ctx.seed = draw_request_seed(0, 1, ctx.key);  // one stream per draw, as the runner sends
         ctx.extra_body = {{"sim_agent", agent}};
         auto out = (*task)->run(i, c, ctx, [&](const ChatRequest& req) { return sim.complete(req); });
         EXPECT_EQ(out.calls, 5);

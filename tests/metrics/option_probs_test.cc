@@ -198,9 +198,13 @@ TEST(OptionProbs, SimOverHttpRunReportsOptionProbabilities) {
   for (const auto& r : rows) {
     const int64_t n = r["draws"].get<int64_t>();
     EXPECT_EQ(n, sum->ok / 2);
-    // top_logprobs 2 of 4 options: exactly two options per draw are unknown.
+    // top_logprobs 2 of 4 options: two options per draw are outside the list; the sampled
+    // answer's own probability is known even outside it (issue 13 item 8), so between one
+    // and two options per draw stay unknown.
     EXPECT_EQ(r["options_total"].get<int64_t>(), 4 * n);
-    EXPECT_EQ(r["options_unknown"].get<int64_t>(), 2 * n);
+    EXPECT_LE(r["options_unknown"].get<int64_t>(), 2 * n);
+    EXPECT_GE(r["options_unknown"].get<int64_t>(), n);
+    EXPECT_LT(r["options_unknown"].get<int64_t>(), 2 * n);  // at T = 0.7 some answers fall outside the top 2
     // The sim samples its answer from the same latent distribution it reports (at
     // temperature 0.7, sharper than the reported temperature-1 one), so the argmax usually
     // is the written answer; a mean gold probability is a probability.

@@ -159,7 +159,7 @@ TEST(BuildJudgeRequest, FollowsTheSimJudgeLayoutAndPinsSettings) {
   spec.max_tokens = 300;
   const std::vector<ChatMessage> conv = {{"system", "Be helpful."}, {"user", "I have a headache and"}};
   const std::string response = "Could you tell me more?\n\nSecond paragraph.";
-  const ChatRequest r = build_judge_request(spec, spec.panel[1], conv, response);
+  const ChatRequest r = build_judge_request(spec, spec.panel[1], 17, conv, response);
   EXPECT_EQ(r.model, "sim-judge-b");
   EXPECT_EQ(r.top_p, 0.9);
   EXPECT_EQ(r.seed, std::optional<int64_t>(17));

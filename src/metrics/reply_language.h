@@ -1,0 +1,30 @@
+// The parse rate by reply language (issue 13 item 3): MCQ replies in Chinese, Japanese or
+// Korean were parse errors before their answer cues were read, and seed 004's MedQA also
+// exists in Chinese, so the unparsed share is reported per reply language. The language
+// is the reply's script, not a language model's guess.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "store/store.h"
+#include "util/status.h"
+
+namespace nf {
+
+/// The script of a reply: "ko" if it holds any Hangul (U+1100-11FF, U+3130-318F,
+/// U+AC00-D7AF), else "ja" if any Hiragana/Katakana (U+3040-30FF), else "zh" if any CJK
+/// ideograph (U+3400-4DBF, U+4E00-9FFF), else "latin" if any ASCII letter, else "other"
+/// ("" counts as other). Invalid UTF-8 bytes are skipped.
+std::string reply_script(std::string_view text);
+
+/// results.json draws.by_language: one row per (subject, config, language) of the draws
+/// the model answered (status ok, parse_error or refused; api_error never counts) with
+/// {"subject", "config", "language", "answered", "parse_error", "parse_rate"}
+/// (parse_rate = parse_error / answered), ordered by subject, config, language.
+/// Errors: the store's.
+Result<nlohmann::json> parse_rate_by_language(Store& store);
+
+}  // namespace nf
