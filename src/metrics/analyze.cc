@@ -11,6 +11,7 @@
 #include "metrics/judge_panel.h"
 #include "metrics/mcq_robustness.h"
 #include "metrics/option_probs.h"
+#include "metrics/paired_subjects.h"
 #include "util/strings.h"
 
 namespace nf {
@@ -124,7 +125,7 @@ Result<nlohmann::json> analyze_store(Store& store, const AnalyzeOptions& options
   NF_ASSIGN_OR_RETURN(auto rows, store.outcome_rows(options.include_cached));
   results["analyses"] = nlohmann::json::object();
   const std::vector<std::string> known = {"floor", "majority_floor", "mcq_robustness", "judge_panel",
-                                         "human_validity", "fairness"};
+                                         "human_validity", "fairness", "paired_subjects"};
   for (const auto& a : analyses) {
     if (a.name == "floor") {
       NF_ASSIGN_OR_RETURN(auto fr, compute_floor(rows, 1, options.bootstrap));
@@ -265,6 +266,15 @@ Result<nlohmann::json> analyze_store(Store& store, const AnalyzeOptions& options
         NF_ASSIGN_OR_RETURN(j["descriptors"], descriptor_lengths(fo.registry));
       }
       results["analyses"]["fairness"] = j;
+    } else if (a.name == "paired_subjects") {  // metrics/paired_subjects.h
+      NF_ASSIGN_OR_RETURN(auto ps, compute_paired_subjects(rows));
+      nlohmann::json j = paired_subjects_to_json(ps);
+      j["method"] =
+          "per subject, the mean outcome over all ok draws (accuracy for a 0/1 outcome); per pair of subjects on the "
+          "items both answered, each item's strict-majority answer over replicates (ties undetermined, left out), "
+          "exact two-sided McNemar on the discordant items, Holm-adjusted over every pair";
+      j["source"] = "McNemar (1947); seed 000 §III.B, S12; Holm (1979)";
+      results["analyses"]["paired_subjects"] = j;
     } else {
       return InvalidArgument(fmt::format("analyses: unknown analysis '{}'{}", a.name, did_you_mean(a.name, known)));
     }

@@ -41,7 +41,7 @@ const std::vector<std::string>& known_chat_conditions() {
 
 const std::vector<std::string>& known_analyses() {
   static const std::vector<std::string> kAnalyses{"floor", "majority_floor", "mcq_robustness", "judge_panel",
-                                                  "human_validity", "fairness"};
+                                                  "human_validity", "fairness", "paired_subjects"};
   return kAnalyses;
 }
 
@@ -675,7 +675,7 @@ Status Parser::parse_analyses(const Entry& e, std::vector<AnalysisSpec>* out) co
           NF_ASSIGN_OR_RETURN(a.options["acceptable_bands"], resolve_path(bp, starts_with(it->second.value.Scalar(), "${")));
         }
       }
-    } else {  // floor: no options yet
+    } else {  // floor, paired_subjects: no options yet
       if (v.IsMap()) {
         NF_ASSIGN_OR_RETURN(auto opts, read_map(v, key, {}));
         (void)opts;
