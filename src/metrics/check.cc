@@ -37,8 +37,8 @@ std::string str(const nlohmann::json& j, const char* key) {
 /// True when every selector of the rule that names one of `fields` matches.
 bool selected(const CheckRule& r, const std::map<std::string, std::string>& fields) {
   for (const auto& [k, v] : r.select.items()) {
-    const std::string key = k == "action" ? "outcome" : k;
-    auto it = fields.find(key);
+    auto it = fields.find(k);
+    if (it == fields.end()) it = fields.find(k == "action" ? "outcome" : k == "outcome" ? "action" : k);
     if (it == fields.end()) continue;
     if (it->second != v.get<std::string>()) return false;
   }
@@ -185,17 +185,18 @@ Result<CheckReport> evaluate_checks(const nlohmann::json& results, const std::ve
         for (const auto& fl : row.value("flips", nlohmann::json::array())) {
           if (fl.value("control", false) && !r.include_controls) continue;
           std::map<std::string, std::string> f{{"subject", str(row, "subject")}, {"config", str(row, "config")},
-                                               {"condition", str(fl, "condition")}, {"outcome", str(fl, "action")}};
+                                               {"condition", str(fl, "condition")}, {"action", str(fl, "action")}};
           if (!selected(r, f)) continue;
+          const std::vector<std::string> order{"subject", "config", "condition", "action"};
           double rate = 0;
           const bool have = number(fl, r.use == "lower" ? "flip_low" : "flip_rate", &rate);
-          auto fh = floor_high.find(f["outcome"]);
+          auto fh = floor_high.find(f["action"]);
           if (!have || fh == floor_high.end()) {
-            add(f, kCellOrder, false, "flip rate or floor interval undefined (no pairs)");
+            add(f, order, false, "flip rate or floor interval undefined (no pairs)");
             continue;
           }
           const bool pass = rate > fh->second;
-          add(f, kCellOrder, pass,
+          add(f, order, pass,
               fmt::format("flip rate{} {} {} floor upper bound {}", r.use == "lower" ? " lower bound" : "",
                           fmt_num(rate), pass ? ">" : "<=", fmt_num(fh->second)));
         }
