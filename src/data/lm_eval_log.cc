@@ -66,7 +66,7 @@ Result<HarnessLog> read_lm_eval_samples(const std::string& path, const LmEvalRea
   size_t pos = 0, line_no = 0, lines = 0;
   int repeats = 0;  // generations per document: 0 until the first line says
   std::set<std::string> dropped_metrics;
-  bool raw_scored = false;
+  std::set<std::string> raw_filters;  // filters that kept one response, so the raw generations were scored
   while (pos < text.size()) {
     size_t nl = text.find('\n', pos);
     if (nl == std::string::npos) nl = text.size();
@@ -162,7 +162,7 @@ Result<HarnessLog> read_lm_eval_samples(const std::string& path, const LmEvalRea
         for (const auto& f : filtered[0]) per_draw.push_back(text_of(f));
       } else {
         per_draw = generations;
-        raw_scored = true;
+        raw_filters.insert(filter);
       }
       for (int r = 0; r < k; ++r) {
         auto [it, inserted] = draw_index.emplace(std::make_pair(item, r), log.draws.size());
@@ -188,13 +188,16 @@ Result<HarnessLog> read_lm_eval_samples(const std::string& path, const LmEvalRea
   }
   if (lines == 0) return InvalidArgument(fmt::format("{}: empty file, expected one JSON object per line", path));
   if (repeats > 1) {
-    std::string names;
+    std::string names, raw;
     for (const auto& m : dropped_metrics) names += (names.empty() ? "" : ", ") + m;
+    for (const auto& f : raw_filters) raw += (raw.empty() ? "" : ", ") + f;
     log.warnings.push_back(fmt::format(
         "{}: repeats: {} generations per document, but lm-eval logs one metric per document ({}), not per "
-        "generation: those are not imported; each generation is a draw scored by exact match of its {} against the "
-        "target (outcome draw_exact_match,<filter>)",
-        path, repeats, names, raw_scored ? "raw response (the filter kept one response, not all)" : "filtered response"));
+        "generation: those are not imported; each generation is a draw scored by noisefloor as the exact match of "
+        "its filtered response, trimmed, against the target (outcome draw_exact_match,<filter>){}",
+        path, repeats, names,
+        raw.empty() ? std::string()
+                    : fmt::format("; filter(s) {} kept only one response, so the raw generations were compared", raw)));
   }
   return log;
 }

@@ -106,6 +106,13 @@ Result<HarnessImportSummary> import_harness_logs(const std::vector<HarnessLog>& 
       if (h.status == DrawStatus::kApiError) ++sum.api_errors;
     }
   }
+  std::set<std::string> tasks;
+  for (const HarnessLog& log : logs) tasks.insert(log.condition);
+  if (tasks.size() > 1)
+    sum.notes.push_back(fmt::format(
+        "{} tasks in one store ({}...): each is its own condition, but sample ids are per task, so the same id names "
+        "one item across tasks; import each task into its own store unless the tasks share their samples",
+        tasks.size(), *tasks.begin()));
   nlohmann::json spec = {{"name", study_name}, {"imported", true}, {"source", source}};
   spec["analyses"] = nlohmann::json::array();
   for (const auto& a : analyses) spec["analyses"].push_back({{"name", a}, {"options", nlohmann::json::object()}});
