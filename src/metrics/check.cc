@@ -177,10 +177,12 @@ Result<CheckReport> evaluate_checks(const nlohmann::json& results, const std::ve
     if (r.kind == "flip_rate_clears_floor") {
       for (const auto& row : rows_of(results, "fairness")) {
         std::map<std::string, double> floor_high;
+        std::set<std::string> degenerate;  // actions whose floor resamples were all equal
         if (row.contains("floors"))
           for (const auto& f : row["floors"]) {
-            double h = 0;
+            double h = 0, l = 0;
             if (number(f, "ci_high", &h)) floor_high[str(f, "action")] = h;
+            if (number(f, "ci_low", &l) && l == h) degenerate.insert(str(f, "action"));
           }
         for (const auto& fl : row.value("flips", nlohmann::json::array())) {
           if (fl.value("control", false) && !r.include_controls) continue;
@@ -197,17 +199,23 @@ Result<CheckReport> evaluate_checks(const nlohmann::json& results, const std::ve
           }
           const bool pass = rate > fh->second;
           add(f, order, pass,
-              fmt::format("flip rate{} {} {} floor upper bound {}", r.use == "lower" ? " lower bound" : "",
-                          fmt_num(rate), pass ? ">" : "<=", fmt_num(fh->second)));
+              fmt::format("flip rate{} {} {} floor upper bound {}{}", r.use == "lower" ? " lower bound" : "",
+                          fmt_num(rate), pass ? ">" : "<=", fmt_num(fh->second),
+                          degenerate.count(f["action"])
+                              ? "; note: the floor interval is degenerate (every bootstrap resample equal), not a "
+                                "certainty"
+                              : ""));
         }
       }
     } else if (r.kind == "accuracy_difference_clears_floor") {
       std::map<std::string, double> floor_high;  // subject|config|condition|outcome -> ci_high
+      std::set<std::string> degenerate;          // ... whose bootstrap resamples were all equal
       for (const auto& row : rows_of(results, "floor")) {
-        double h = 0;
-        if (number(row, "ci_high", &h))
-          floor_high[str(row, "subject") + "|" + str(row, "config") + "|" + str(row, "condition") + "|" +
-                     str(row, "outcome")] = h;
+        double h = 0, l = 0;
+        const std::string key = str(row, "subject") + "|" + str(row, "config") + "|" + str(row, "condition") + "|" +
+                                str(row, "outcome");
+        if (number(row, "ci_high", &h)) floor_high[key] = h;
+        if (number(row, "ci_low", &l) && l == h) degenerate.insert(key);
       }
       for (const auto& row : rows_of(results, "paired_subjects")) {
         std::map<std::string, std::string> f{{"a", str(row, "a")}, {"b", str(row, "b")},
@@ -225,8 +233,13 @@ Result<CheckReport> evaluate_checks(const nlohmann::json& results, const std::ve
         const double bound = std::max(ha->second, hb->second);
         const bool pass = std::fabs(diff) > bound;
         add(f, order, pass,
-            fmt::format("|accuracy difference| {} {} larger floor upper bound {} ({} {}, {} {})", fmt_num(std::fabs(diff)),
-                        pass ? ">" : "<=", fmt_num(bound), f["a"], fmt_num(ha->second), f["b"], fmt_num(hb->second)));
+            fmt::format("|accuracy difference| {} {} larger floor upper bound {} ({} {}, {} {}){}",
+                        fmt_num(std::fabs(diff)), pass ? ">" : "<=", fmt_num(bound), f["a"], fmt_num(ha->second),
+                        f["b"], fmt_num(hb->second),
+                        degenerate.count(f["a"] + tail) || degenerate.count(f["b"] + tail)
+                            ? "; note: a floor interval is degenerate (every bootstrap resample equal), not a "
+                              "certainty"
+                            : ""));
       }
     } else if (r.kind == "max_pooled_floor") {
       for (const auto& row : rows_of(results, "floor")) {

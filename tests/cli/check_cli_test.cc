@@ -80,6 +80,9 @@ TEST(CheckCli, GatesOnTheRealInspectEvalSet) {
                          "b=google/gemini-2.5-pro config=default condition=popularity outcome=match"),
             std::string::npos)
       << acc.out;
+  // Gemini and GPT-5 never vary: their floor intervals are [0, 0], which the gate names as
+  // degenerate rather than certain.
+  EXPECT_NE(acc.out.find("note: a floor interval is degenerate"), std::string::npos) << acc.out;
   testing::write_text(t / "rules.yaml",
                       "rules:\n"
                       "  - rule: accuracy_difference_clears_floor\n"
