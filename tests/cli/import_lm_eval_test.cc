@@ -74,6 +74,30 @@ TEST(ImportLmEval, TwoRunsOfOneTaskBecomeReplicatesWithTheFilesMetrics) {
     }
 }
 
+TEST(ImportLmEval, ClusterFromADocFieldAndAnExplicitSubject) {
+  TempDir t;
+  CmdResult r = run_cli("import lm-eval " + kRun1 + " --cluster-field topic --subject org/other --task mc --store " +
+                            (t / "s.sqlite"),
+                        t.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto s = Store::open_existing(t / "s.sqlite");
+  ASSERT_TRUE(s.ok());
+  auto rows = (*s)->outcome_rows();
+  ASSERT_TRUE(rows.ok());
+  std::map<std::string, std::string> cluster;
+  for (const auto& o : *rows) {
+    EXPECT_EQ(o.subject, "org/other");
+    EXPECT_EQ(o.condition, "mc");
+    cluster[o.item] = o.cluster;
+  }
+  std::map<std::string, std::string> expect;
+  for (const auto& j : lines(kRun1)) expect[j["doc_id"].dump()] = j["doc"]["topic"];
+  EXPECT_EQ(cluster, expect);
+  CmdResult bad = run_cli("import lm-eval " + kRun1 + " --cluster-field nope --store " + (t / "b.sqlite"), t.path());
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find(":1: doc.nope: missing or empty"), std::string::npos) << bad.err;
+}
+
 TEST(ImportLmEval, RepeatsBecomeDrawsScoredByExactMatchAndTheCommandSaysSo) {
   TempDir t;
   CmdResult r = run_cli("import lm-eval " + kRepeats + " --store " + (t / "s.sqlite"), t.path());
