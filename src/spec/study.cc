@@ -821,6 +821,7 @@ Result<Study> Parser::parse(const std::string& text) {
       // The judge analyses run on their own whenever the store holds judgments
       // (metrics/analyze.cc), so a study without judges does not list them.
       if (a == "judge_panel" || a == "human_validity") continue;
+      if (a == "paired_subjects") continue;  // opt-in: runs when listed (harness imports list it)
       AnalysisSpec spec{a, nlohmann::json::object()};
       if (a == "majority_floor") spec.options["vote_sizes"] = nlohmann::json::array({3});
       st.analyses.push_back(std::move(spec));
