@@ -270,11 +270,15 @@ Result<HarnessLog> read_inspect_log(const std::string& path, const InspectReadOp
   if (!is_eval && !is_json)
     return InvalidArgument(fmt::format("{}: unknown Inspect log extension, expected .eval or .json", path));
 
+  // The header first; the samples are then read one at a time (a zip member is parsed,
+  // turned into a draw and dropped), so a log's events never all sit in memory at once.
   nlohmann::json header;
-  std::vector<std::pair<std::string, nlohmann::json>> samples;  // (where, sample)
+  std::unique_ptr<ZipReader> zip;
+  std::vector<std::string> members;  // .eval: samples/*.json members, in name order
+  size_t n_samples = 0;
   std::string header_name = "header.json";
   if (is_eval) {
-    NF_ASSIGN_OR_RETURN(auto zip, ZipReader::open(path));
+    NF_ASSIGN_OR_RETURN(zip, ZipReader::open(path));
     // A finished log has header.json; one still running has only _journal/start.json.
     if (!zip->has(header_name)) header_name = "_journal/start.json";
     if (!zip->has(header_name))
@@ -283,14 +287,10 @@ Result<HarnessLog> read_inspect_log(const std::string& path, const InspectReadOp
                                          path));
     NF_ASSIGN_OR_RETURN(std::string text, zip->read(header_name));
     NF_ASSIGN_OR_RETURN(header, parse_json(path + ": " + header_name, text));
-    std::vector<std::string> names = zip->names();
-    std::sort(names.begin(), names.end());
-    for (const auto& n : names) {
-      if (n.rfind("samples/", 0) != 0 || n.size() < 13 || n.compare(n.size() - 5, 5, ".json") != 0) continue;
-      NF_ASSIGN_OR_RETURN(std::string st, zip->read(n));
-      NF_ASSIGN_OR_RETURN(nlohmann::json sj, parse_json(path + ": " + n, st));
-      samples.emplace_back(n, std::move(sj));
-    }
+    for (const auto& n : zip->names())
+      if (n.rfind("samples/", 0) == 0 && n.size() > 13 && n.compare(n.size() - 5, 5, ".json") == 0) members.push_back(n);
+    std::sort(members.begin(), members.end());
+    n_samples = members.size();
   } else {
     NF_ASSIGN_OR_RETURN(std::string text, read_file(path));
     NF_ASSIGN_OR_RETURN(header, parse_json(path, text));
@@ -298,8 +298,7 @@ Result<HarnessLog> read_inspect_log(const std::string& path, const InspectReadOp
     if (header.is_object() && header.contains("samples")) {
       if (!header["samples"].is_array())
         return InvalidArgument(fmt::format("{}: samples: expected an array, found {}", path, json_type(header["samples"])));
-      for (size_t i = 0; i < header["samples"].size(); ++i)
-        samples.emplace_back(fmt::format("samples[{}]", i), header["samples"][i]);
+      n_samples = header["samples"].size();
     }
   }
   auto herr = [&](const std::string& field, const std::string& problem) {
@@ -336,12 +335,27 @@ Result<HarnessLog> read_inspect_log(const std::string& path, const InspectReadOp
   if (eval.contains("model_base_url") && eval["model_base_url"].is_string())
     log.subject_spec["base_url"] = eval["model_base_url"];
 
-  if (samples.empty())
+  if (n_samples == 0)
     return InvalidArgument(fmt::format("{}: holds no samples (was the eval run with log_samples=False, or has it "
                                        "not reached its first sample yet?)",
                                        path));
   size_t unscored = 0;
-  for (const auto& [where, s] : samples) NF_RETURN_IF_ERROR(read_sample(ctx, where, s, &log, categories, &unscored));
+  std::map<std::string, std::set<int>> epochs_of;  // sample id -> epochs held
+  for (size_t k = 0; k < n_samples; ++k) {
+    nlohmann::json member;
+    std::string where;
+    if (zip) {
+      where = members[k];
+      NF_ASSIGN_OR_RETURN(std::string st, zip->read(where));
+      NF_ASSIGN_OR_RETURN(member, parse_json(path + ": " + where, st));
+    } else {
+      where = fmt::format("samples[{}]", k);
+    }
+    const nlohmann::json& s = zip ? member : header["samples"][k];
+    NF_RETURN_IF_ERROR(read_sample(ctx, where, s, &log, categories, &unscored));
+    // read_sample has checked id and epoch.
+    epochs_of[id_text(s["id"])].insert(s.value("epoch", nlohmann::json(1)).get<int>());
+  }
 
   const std::string status = header.value("status", nlohmann::json("")).is_string()
                                  ? header.value("status", std::string())
@@ -356,12 +370,6 @@ Result<HarnessLog> read_inspect_log(const std::string& path, const InspectReadOp
   if (eval.contains("config") && eval["config"].is_object() && eval["config"].contains("epochs") &&
       eval["config"]["epochs"].is_number_integer())
     declared = std::max<int64_t>(1, eval["config"]["epochs"].get<int64_t>());
-  std::map<std::string, std::set<int>> epochs_of;
-  for (const auto& [where, s] : samples) {
-    if (!s.is_object()) continue;
-    const nlohmann::json ep = s.value("epoch", nlohmann::json(1));
-    epochs_of[id_text(s.value("id", nlohmann::json()))].insert(ep.is_number_integer() ? ep.get<int>() : 1);
-  }
   int64_t records = 0;
   size_t short_samples = 0;
   for (const auto& [item, eps] : epochs_of) {
