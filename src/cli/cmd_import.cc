@@ -179,14 +179,29 @@ int cmd_import(int argc, char** argv) {
                "annotation_sheet.md): each section becomes a chat item and its released response an ok\n"
                "draw (subject from key.json, default: key.json beside the sheet; without a key the\n"
                "subject is 'blinded'), condition truncate_last_turn, config 'released'. Re-importing\n"
-               "skips draws already stored. Then score them: noisefloor judge STUDY.yaml.",
+               "skips draws already stored. Then score them: noisefloor judge STUDY.yaml.\n\n"
+               "  noisefloor import inspect LOG.eval|LOG.json... --store S.sqlite [--cluster-field F]\n"
+               "Inspect AI logs (docs/import-inspect.md): subject = model, item = sample id,\n"
+               "replicate = epoch - 1, condition = task, config = generate config, one outcome per\n"
+               "scorer (C/I/P/N -> 1/0/0.5/0); errored samples are api_error draws, never scored.\n"
+               "  noisefloor import lm-eval SAMPLES.jsonl... --store S.sqlite [--subject M] [--task T]\n"
+               "lm-evaluation-harness --log_samples files, one per run; runs of one task become\n"
+               "replicates (docs/import-lm-eval.md).",
                "noisefloor import"};
-  std::string format, file, store_path, study_name = "imported", key_path;
+  std::string format, file, store_path, study_name = "imported", key_path, cluster_field, subject, task;
+  std::vector<std::string> files;
   std::vector<std::string> provider_overrides;
-  app.add_option("format", format, "what FILE holds: draws | votes | labels | missing-info | probe-sheet")
+  app.add_option("format", format,
+                 "what FILE holds: draws | votes | labels | missing-info | probe-sheet | inspect | lm-eval")
       ->required()
-      ->check(CLI::IsMember({"draws", "votes", "labels", "missing-info", "probe-sheet"}));
-  app.add_option("file", file, "the file (.csv or .jsonl) or, for missing-info, the directory")->required();
+      ->check(CLI::IsMember({"draws", "votes", "labels", "missing-info", "probe-sheet", "inspect", "lm-eval"}));
+  app.add_option("file", files,
+                 "the file (.csv or .jsonl) or, for missing-info, the directory; inspect and lm-eval take several")
+      ->required();
+  app.add_option("--cluster-field", cluster_field,
+                 "inspect: sample metadata field, lm-eval: doc field naming the item's cluster (default: the item)");
+  app.add_option("--subject", subject, "lm-eval: the model (default: the file's folder name, \"__\" read as \"/\")");
+  app.add_option("--task", task, "lm-eval: the task (default: from samples_<task>_<timestamp>.jsonl)");
   app.add_option("--store", store_path, "the SQLite store to write (created if missing)")->required();
   app.add_option("--study-name", study_name, "study name recorded in a new store (default: imported)");
   app.add_option("--provider", provider_overrides,
@@ -198,6 +213,11 @@ int cmd_import(int argc, char** argv) {
     const int rc = app.exit(e);
     return rc == 0 ? 0 : static_cast<int>(ExitCode::kUsage);
   }
+  if (format == "inspect" || format == "lm-eval")
+    return import_harness({format, files, store_path, study_name, cluster_field, subject, task});
+  if (files.size() != 1)
+    return fail("import", InvalidArgument(fmt::format("import {}: expected one file, got {}", format, files.size())));
+  file = files[0];
   if (format == "draws") {
     auto rows = read_long_draws(file);
     if (!rows.ok()) return fail("import", rows.status());

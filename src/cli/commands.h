@@ -24,6 +24,18 @@ int cmd_stats(int argc, char** argv);
 int cmd_export(int argc, char** argv);
 int cmd_plan(int argc, char** argv);  // cmd_plan.cc: signed McNemar power by simulation (seed 000 S12)
 int cmd_judge(int argc, char** argv);  // cmd_judge.cc: re-score stored chat draws with a judge panel
+int cmd_check(int argc, char** argv);  // cmd_check.cc: CI gates over a store's results (exit 1 on a failed rule)
+
+/// Options of `import inspect | lm-eval` (cmd_import_harness.cc).
+struct HarnessImportArgs {
+  std::string format;  // "inspect" | "lm-eval"
+  std::vector<std::string> files;
+  std::string store_path, study_name, cluster_field, subject, task;
+};
+/// `import inspect LOG... | lm-eval SAMPLES.jsonl...`: reads every file, then writes all
+/// their draws into the store in one transaction; warnings go to stderr. Returns 0, or
+/// 2 for bad input (nothing is written then).
+int import_harness(const HarnessImportArgs& args);
 
 /// Runs the study's judge panel over the store (runner/judge.h run_judges), prints one
 /// summary line per judge and returns the exit code of `noisefloor judge` (0; 2 bad input;

@@ -10,6 +10,7 @@
 #include "metrics/judge_panel.h"
 #include "metrics/mcq_robustness.h"
 #include "metrics/option_probs.h"
+#include "metrics/paired_subjects.h"
 
 namespace nf {
 
@@ -234,6 +235,19 @@ Result<nlohmann::json> run_option_probs(AnalysisContext& ctx, const nlohmann::js
   return j;
 }
 
+Result<nlohmann::json> run_paired_subjects(AnalysisContext& ctx, const nlohmann::json& options) {
+  // metrics/paired_subjects.h
+  NF_RETURN_IF_ERROR(check_option_keys("paired_subjects", options, {}));
+  NF_ASSIGN_OR_RETURN(auto ps, compute_paired_subjects(ctx.rows));
+  nlohmann::json j = paired_subjects_to_json(ps);
+  j["method"] =
+      "per subject, the mean outcome over all ok draws (accuracy for a 0/1 outcome); per pair of subjects on the "
+      "items both answered, each item's strict-majority answer over replicates (ties undetermined, left out), "
+      "exact two-sided McNemar on the discordant items, Holm-adjusted over every pair";
+  j["source"] = "McNemar (1947); seed 000 §III.B, S12; Holm (1979)";
+  return j;
+}
+
 }  // namespace
 
 const std::vector<AnalysisEntry>& analysis_registry() {
@@ -250,6 +264,8 @@ const std::vector<AnalysisEntry>& analysis_registry() {
       {"fairness",
        "descriptor flips vs floor, paired differences, sample sizes (seed 000); options in docs/fairness.md",
        run_fairness},
+      {"paired_subjects", "accuracy per subject and exact McNemar between subjects on shared items, Holm",
+       run_paired_subjects},
       {"option_probs", "gold-option probability from logprobs; {\"subjects\": [...]} (issue 6)", run_option_probs},
   };
   return kRegistry;

@@ -297,6 +297,29 @@ void fairness_section(std::string& md, const nlohmann::json& f) {
   }
 }
 
+// analyses.paired_subjects (metrics/paired_subjects.h): accuracy over all draws per
+// subject, then the exact McNemar comparison of every two subjects on the same items.
+void paired_subjects_section(std::string& md, const nlohmann::json& f) {
+  md += "## Subjects compared on the same items\n\n";
+  md += "Mean outcome over all ok draws (the accuracy for a 0/1 outcome), then for every two subjects the items both "
+        "answered: each item's strict-majority answer over its replicates (ties undetermined, left out), b = items "
+        "only the first gets right, c = items only the second gets right, exact two-sided McNemar, Holm over every "
+        "pair (" + f.value("source", "") + ").\n\n"
+        "| subject | config | condition | outcome | draws | items | mean |\n|---|---|---|---|---|---|---|\n";
+  for (const auto& r : f.value("subjects", nlohmann::json::array()))
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", esc(r.value("subject", "")), esc(r.value("config", "")),
+                      esc(r.value("condition", "")), esc(r.value("outcome", "")), num(r["draws"]), num(r["items"]),
+                      num(r["mean"]));
+  md += "\n| a | b | config | condition | outcome | items | mean a − mean b | b | c | undetermined | p | p (Holm) "
+        "|\n|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& r : f.value("rows", nlohmann::json::array()))
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", esc(r.value("a", "")),
+                      esc(r.value("b", "")), esc(r.value("config", "")), esc(r.value("condition", "")),
+                      esc(r.value("outcome", "")), num(r["items"]), num(r["difference"]), num(r["b_count"]),
+                      num(r["c_count"]), num(r["undetermined"]), num(r["p_value"], 4), num(r["p_holm"], 4));
+  md += "\n";
+}
+
 }  // namespace
 
 std::string render_markdown(const nlohmann::json& results) {
@@ -397,6 +420,7 @@ std::string render_markdown(const nlohmann::json& results) {
     }
     md += "\n";
   }
+  if (an.contains("paired_subjects")) paired_subjects_section(md, an["paired_subjects"]);
   if (an.contains("judge_panel")) judge_panel_section(md, an["judge_panel"]);
   if (an.contains("human_validity")) human_validity_section(md, an["human_validity"]);
   if (an.contains("fairness")) fairness_section(md, an["fairness"]);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "data/draws_import.h"
+#include "data/harness_log.h"
 #include "store/store.h"
 #include "util/status.h"
 
@@ -24,5 +25,24 @@ struct ImportSummary {
 /// InvalidArgument if one item is given two different clusters.
 Result<ImportSummary> import_long_draws(const std::vector<LongDrawRow>& rows, Store& store,
                                         const std::string& study_name);
+
+/// What `import inspect | lm-eval` wrote, and the notes it has for the user.
+struct HarnessImportSummary {
+  int64_t logs = 0, draws = 0, api_errors = 0, items = 0, subjects = 0;
+  std::vector<std::string> notes;  // e.g. "a second run of (m, task, config): replicates 5..9"
+};
+
+/// Writes the draws of harness logs (data/harness_log.h) into `store` through the same
+/// path as import_long_draws: items with their clusters, subjects and configs with their
+/// specs, and a study record (when the store has none) named `study_name` with
+/// `source` and the analyses `analyses` (so `analyze` runs them by default). Logs that
+/// hold the same (subject, condition, config) are runs of one cell: the replicates of
+/// each later log are offset past the earlier ones (in the order given), and a note says
+/// so. All draws go in one transaction. Errors: AlreadyExists if a draw is already in
+/// the store (re-importing a log is refused, not duplicated); InvalidArgument if one item
+/// is given two clusters, or one log holds the same draw key twice (naming the log).
+Result<HarnessImportSummary> import_harness_logs(const std::vector<HarnessLog>& logs, Store& store,
+                                                 const std::string& study_name, const std::string& source,
+                                                 const std::vector<std::string>& analyses);
 
 }  // namespace nf

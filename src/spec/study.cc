@@ -41,7 +41,7 @@ const std::vector<std::string>& known_chat_conditions() {
 
 const std::vector<std::string>& known_analyses() {
   static const std::vector<std::string> kAnalyses{"floor", "majority_floor", "mcq_robustness", "judge_panel",
-                                                  "human_validity", "fairness"};
+                                                  "human_validity", "fairness", "paired_subjects"};
   return kAnalyses;
 }
 
@@ -675,7 +675,7 @@ Status Parser::parse_analyses(const Entry& e, std::vector<AnalysisSpec>* out) co
           NF_ASSIGN_OR_RETURN(a.options["acceptable_bands"], resolve_path(bp, starts_with(it->second.value.Scalar(), "${")));
         }
       }
-    } else {  // floor: no options yet
+    } else {  // floor, paired_subjects: no options yet
       if (v.IsMap()) {
         NF_ASSIGN_OR_RETURN(auto opts, read_map(v, key, {}));
         (void)opts;
@@ -821,6 +821,7 @@ Result<Study> Parser::parse(const std::string& text) {
       // The judge analyses run on their own whenever the store holds judgments
       // (metrics/analyze.cc), so a study without judges does not list them.
       if (a == "judge_panel" || a == "human_validity") continue;
+      if (a == "paired_subjects") continue;  // opt-in: runs when listed (harness imports list it)
       AnalysisSpec spec{a, nlohmann::json::object()};
       if (a == "majority_floor") spec.options["vote_sizes"] = nlohmann::json::array({3});
       st.analyses.push_back(std::move(spec));

@@ -1,0 +1,49 @@
+// Draws read from another evaluation harness's logs (Inspect AI, lm-evaluation-harness),
+// in the shape `noisefloor import inspect | lm-eval` writes into a store.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/types.h"
+
+namespace nf {
+
+/// One draw of a harness log: one sample (item) in one epoch / run / repeat of one model.
+/// `status` is kOk (with outcomes) or kApiError (the harness recorded an error for the
+/// sample: never scored, no outcomes). `replicate` counts from 0 within its log; the
+/// import offsets it when several logs hold the same (subject, condition, config).
+struct HarnessDraw {
+  std::string item, cluster;
+  int replicate = 0;
+  DrawStatus status = DrawStatus::kOk;
+  std::vector<Outcome> outcomes;
+  std::string content;  // the model's final answer text, when the log has it
+  std::string error;    // the harness's error message for an api_error draw
+  std::string served_model, finish_reason;
+  int64_t prompt_tokens = -1, completion_tokens = -1;
+  nlohmann::json extra = nlohmann::json::object();  // where it came from (log, member, epoch ...)
+};
+
+/// One log file (one model x task x configuration run) as read.
+struct HarnessLog {
+  std::string path;
+  std::string source;     // "inspect" | "lm-eval"
+  std::string subject;    // the model
+  std::string condition;  // the task
+  std::string config;     // stable id of the generation settings ("default" when none)
+  nlohmann::json subject_spec = nlohmann::json::object();
+  nlohmann::json config_spec = nlohmann::json::object();
+  nlohmann::json item_data = nlohmann::json::object();  // item id -> data kept with the item
+  std::vector<HarnessDraw> draws;
+  std::vector<std::string> warnings;  // said on stderr by the CLI ("declares 4 epochs, holds 1")
+};
+
+/// "k=v,k=v" over the keys of a JSON object in sorted order (strings unquoted, other
+/// values as compact JSON), or "default" for an empty/null object: the config id of a
+/// harness's generation settings, e.g. {"reasoning_tokens": 16000} -> "reasoning_tokens=16000".
+std::string harness_config_id(const nlohmann::json& settings);
+
+}  // namespace nf

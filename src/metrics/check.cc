@@ -1,0 +1,301 @@
+#include "metrics/check.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "util/strings.h"
+
+namespace nf {
+
+namespace {
+
+const std::vector<std::string> kKinds{"flip_rate_clears_floor", "accuracy_difference_clears_floor",
+                                      "max_pooled_floor", "max_parse_rate", "min_clusters"};
+const std::vector<std::string> kSelectors{"subject", "config", "condition", "outcome", "action", "a", "b"};
+
+bool has_limit(const std::string& kind) { return kind.rfind("max_", 0) == 0 || kind == "min_clusters"; }
+
+std::string fmt_num(double x) { return fmt::format("{:.4g}", x); }
+
+/// Reads a number or null from results.json.
+bool number(const nlohmann::json& j, const char* key, double* out) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_number()) return false;
+  *out = j[key].get<double>();
+  return true;
+}
+
+std::string str(const nlohmann::json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
+}
+
+/// True when every selector of the rule that names one of `fields` matches.
+bool selected(const CheckRule& r, const std::map<std::string, std::string>& fields) {
+  for (const auto& [k, v] : r.select.items()) {
+    auto it = fields.find(k);
+    if (it == fields.end()) it = fields.find(k == "action" ? "outcome" : k == "outcome" ? "action" : k);
+    if (it == fields.end()) continue;
+    if (it->second != v.get<std::string>()) return false;
+  }
+  return true;
+}
+
+std::string cell_text(const std::map<std::string, std::string>& fields, const std::vector<std::string>& order) {
+  std::string out;
+  for (const auto& k : order) {
+    auto it = fields.find(k);
+    if (it == fields.end() || it->second.empty()) continue;
+    if (!out.empty()) out += " ";
+    out += k + "=" + it->second;
+  }
+  return out;
+}
+
+const nlohmann::json& rows_of(const nlohmann::json& results, const char* analysis) {
+  static const nlohmann::json kEmpty = nlohmann::json::array();
+  if (!results.contains("analyses") || !results["analyses"].contains(analysis)) return kEmpty;
+  const auto& a = results["analyses"][analysis];
+  return a.contains("rows") && a["rows"].is_array() ? a["rows"] : kEmpty;
+}
+
+}  // namespace
+
+std::string CheckRule::describe() const {
+  std::string s = kind;
+  if (kind.rfind("max_", 0) == 0) s += " <= " + fmt_num(limit);
+  if (kind == "min_clusters") s += " >= " + fmt_num(limit);
+  if (use != "point") s += " (use " + use + ")";
+  for (const auto& [k, v] : select.items()) s += " " + k + "=" + v.get<std::string>();
+  if (!origin.empty()) s += " [" + origin + "]";
+  return s;
+}
+
+size_t CheckReport::failed() const {
+  return static_cast<size_t>(std::count_if(findings.begin(), findings.end(), [](const auto& f) { return !f.passed; }));
+}
+
+Result<std::vector<CheckRule>> parse_check_rules(const std::string& yaml_text, const std::string& origin) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::Exception& ex) {
+    return InvalidArgument(fmt::format("{}:{}: malformed YAML: {}", origin, ex.mark.line + 1, ex.msg));
+  }
+  auto line = [](const YAML::Node& n) { return n.Mark().line + 1; };
+  YAML::Node list = root;
+  if (root.IsMap()) {
+    for (const auto& kv : root)
+      if (kv.first.as<std::string>() != "rules")
+        return InvalidArgument(fmt::format("{}:{}: {}: unknown key (expected 'rules'){}", origin, line(kv.first),
+                                           kv.first.as<std::string>(),
+                                           did_you_mean(kv.first.as<std::string>(), {"rules"})));
+    list = root["rules"];
+  }
+  if (!list || !list.IsSequence() || list.size() == 0)
+    return InvalidArgument(fmt::format("{}:1: rules: expected a non-empty list of rules", origin));
+  std::vector<CheckRule> rules;
+  try {
+  for (const auto& n : list) {
+    if (!n.IsMap()) return InvalidArgument(fmt::format("{}:{}: rules: each rule is a map with 'rule'", origin, line(n)));
+    CheckRule r;
+    r.origin = fmt::format("{}:{}", origin, line(n));
+    if (!n["rule"] || !n["rule"].IsScalar())
+      return InvalidArgument(fmt::format("{}: rule: missing (one of {})", r.origin, fmt::join(kKinds, ", ")));
+    r.kind = n["rule"].as<std::string>();
+    if (std::find(kKinds.begin(), kKinds.end(), r.kind) == kKinds.end())
+      return InvalidArgument(fmt::format("{}: rule: unknown rule '{}'{}", r.origin, r.kind, did_you_mean(r.kind, kKinds)));
+    for (const auto& kv : n) {
+      const std::string key = kv.first.as<std::string>();
+      const std::string where = fmt::format("{}:{}: {}", origin, line(kv.first), key);
+      if (key == "rule") continue;
+      if (key == "max" || key == "min") {
+        if (!has_limit(r.kind) || (key == "max") != (r.kind.rfind("max_", 0) == 0))
+          return InvalidArgument(fmt::format("{}: does not apply to {}", where, r.kind));
+        double v = 0;
+        try {
+          v = kv.second.as<double>();
+        } catch (const YAML::Exception&) {
+          return InvalidArgument(fmt::format("{}: expected a number", where));
+        }
+        if (!std::isfinite(v) || v < 0) return InvalidArgument(fmt::format("{}: expected a number >= 0", where));
+        r.limit = v;
+        r.select["__limit"] = true;
+      } else if (key == "use") {
+        r.use = kv.second.as<std::string>();
+        const bool ok = (r.kind == "flip_rate_clears_floor" && (r.use == "point" || r.use == "lower")) ||
+                        (r.kind == "max_pooled_floor" && (r.use == "point" || r.use == "upper")) || r.use == "point";
+        if (!ok) return InvalidArgument(fmt::format("{}: '{}' does not apply to {}", where, r.use, r.kind));
+      } else if (key == "include_controls") {
+        r.include_controls = kv.second.as<bool>();
+      } else if (std::find(kSelectors.begin(), kSelectors.end(), key) != kSelectors.end()) {
+        if (!kv.second.IsScalar()) return InvalidArgument(fmt::format("{}: expected a name", where));
+        r.select[key] = kv.second.as<std::string>();
+      } else {
+        std::vector<std::string> known = kSelectors;
+        for (const char* k : {"rule", "max", "min", "use", "include_controls"}) known.push_back(k);
+        return InvalidArgument(fmt::format("{}: unknown key{}", where, did_you_mean(key, known)));
+      }
+    }
+    if (has_limit(r.kind) && !r.select.contains("__limit"))
+      return InvalidArgument(fmt::format("{}: {}: missing '{}'", r.origin, r.kind,
+                                         r.kind == "min_clusters" ? "min" : "max"));
+    r.select.erase("__limit");
+    rules.push_back(std::move(r));
+  }
+  } catch (const YAML::Exception& ex) {  // a value of the wrong shape (a list where a name belongs ...)
+    return InvalidArgument(fmt::format("{}:{}: {}", origin, ex.mark.line + 1, ex.msg));
+  }
+  return rules;
+}
+
+std::vector<std::string> analyses_needed(const std::vector<CheckRule>& rules) {
+  std::set<std::string> out;
+  for (const auto& r : rules) {
+    if (r.kind == "flip_rate_clears_floor") out.insert("fairness");
+    if (r.kind == "accuracy_difference_clears_floor") {
+      out.insert("paired_subjects");
+      out.insert("floor");
+    }
+    if (r.kind == "max_pooled_floor" || r.kind == "min_clusters") out.insert("floor");
+  }
+  return {out.begin(), out.end()};
+}
+
+Result<CheckReport> evaluate_checks(const nlohmann::json& results, const std::vector<CheckRule>& rules) {
+  CheckReport rep;
+  for (size_t i = 0; i < rules.size(); ++i) {
+    const CheckRule& r = rules[i];
+    const size_t before = rep.findings.size();
+    auto add = [&](const std::map<std::string, std::string>& f, const std::vector<std::string>& order, bool pass,
+                   const std::string& detail) { rep.findings.push_back({i, cell_text(f, order), pass, detail}); };
+    const std::vector<std::string> kCellOrder{"subject", "config", "condition", "outcome"};
+    if (r.kind == "flip_rate_clears_floor") {
+      for (const auto& row : rows_of(results, "fairness")) {
+        std::map<std::string, double> floor_high;
+        std::set<std::string> degenerate;  // actions whose floor resamples were all equal
+        if (row.contains("floors"))
+          for (const auto& f : row["floors"]) {
+            double h = 0, l = 0;
+            if (number(f, "ci_high", &h)) floor_high[str(f, "action")] = h;
+            if (number(f, "ci_low", &l) && l == h) degenerate.insert(str(f, "action"));
+          }
+        for (const auto& fl : row.value("flips", nlohmann::json::array())) {
+          if (fl.value("control", false) && !r.include_controls) continue;
+          std::map<std::string, std::string> f{{"subject", str(row, "subject")}, {"config", str(row, "config")},
+                                               {"condition", str(fl, "condition")}, {"action", str(fl, "action")}};
+          if (!selected(r, f)) continue;
+          const std::vector<std::string> order{"subject", "config", "condition", "action"};
+          double rate = 0;
+          const bool have = number(fl, r.use == "lower" ? "flip_low" : "flip_rate", &rate);
+          auto fh = floor_high.find(f["action"]);
+          if (!have || fh == floor_high.end()) {
+            add(f, order, false, "flip rate or floor interval undefined (no pairs)");
+            continue;
+          }
+          const bool pass = rate > fh->second;
+          add(f, order, pass,
+              fmt::format("flip rate{} {} {} floor upper bound {}{}", r.use == "lower" ? " lower bound" : "",
+                          fmt_num(rate), pass ? ">" : "<=", fmt_num(fh->second),
+                          degenerate.count(f["action"])
+                              ? "; note: the floor interval is degenerate (every bootstrap resample equal), not a "
+                                "certainty"
+                              : ""));
+        }
+      }
+    } else if (r.kind == "accuracy_difference_clears_floor") {
+      std::map<std::string, double> floor_high;  // subject|config|condition|outcome -> ci_high
+      std::set<std::string> degenerate;          // ... whose bootstrap resamples were all equal
+      for (const auto& row : rows_of(results, "floor")) {
+        double h = 0, l = 0;
+        const std::string key = str(row, "subject") + "|" + str(row, "config") + "|" + str(row, "condition") + "|" +
+                                str(row, "outcome");
+        if (number(row, "ci_high", &h)) floor_high[key] = h;
+        if (number(row, "ci_low", &l) && l == h) degenerate.insert(key);
+      }
+      for (const auto& row : rows_of(results, "paired_subjects")) {
+        std::map<std::string, std::string> f{{"a", str(row, "a")}, {"b", str(row, "b")},
+                                             {"config", str(row, "config")}, {"condition", str(row, "condition")},
+                                             {"outcome", str(row, "outcome")}};
+        if (!selected(r, f)) continue;
+        const std::vector<std::string> order{"a", "b", "config", "condition", "outcome"};
+        const std::string tail = "|" + f["config"] + "|" + f["condition"] + "|" + f["outcome"];
+        auto ha = floor_high.find(f["a"] + tail), hb = floor_high.find(f["b"] + tail);
+        double diff = 0;
+        if (!number(row, "difference", &diff) || ha == floor_high.end() || hb == floor_high.end()) {
+          add(f, order, false, "accuracy difference or a floor interval undefined (a subject has < 2 replicates?)");
+          continue;
+        }
+        const double bound = std::max(ha->second, hb->second);
+        const bool pass = std::fabs(diff) > bound;
+        add(f, order, pass,
+            fmt::format("|accuracy difference| {} {} larger floor upper bound {} ({} {}, {} {}){}",
+                        fmt_num(std::fabs(diff)), pass ? ">" : "<=", fmt_num(bound), f["a"], fmt_num(ha->second),
+                        f["b"], fmt_num(hb->second),
+                        degenerate.count(f["a"] + tail) || degenerate.count(f["b"] + tail)
+                            ? "; note: a floor interval is degenerate (every bootstrap resample equal), not a "
+                              "certainty"
+                            : ""));
+      }
+    } else if (r.kind == "max_pooled_floor") {
+      for (const auto& row : rows_of(results, "floor")) {
+        if (str(row, "outcome") != "pooled") continue;
+        std::map<std::string, std::string> f{{"subject", str(row, "subject")}, {"config", str(row, "config")},
+                                             {"condition", str(row, "condition")}, {"outcome", "pooled"}};
+        if (!selected(r, f)) continue;
+        double v = 0;
+        if (!number(row, r.use == "upper" ? "ci_high" : "rate", &v)) {
+          add(f, kCellOrder, false, "pooled floor undefined (no replicate pairs)");
+          continue;
+        }
+        const bool pass = v <= r.limit;
+        add(f, kCellOrder, pass,
+            fmt::format("pooled floor{} {} {} {}", r.use == "upper" ? " upper bound" : "", fmt_num(v),
+                        pass ? "<=" : ">", fmt_num(r.limit)));
+      }
+    } else if (r.kind == "max_parse_rate") {
+      const nlohmann::json& rows = results.contains("draws") && results["draws"].contains("rows")
+                                       ? results["draws"]["rows"]
+                                       : nlohmann::json::array();
+      for (const auto& row : rows) {
+        std::map<std::string, std::string> f{{"subject", str(row, "subject")}, {"config", str(row, "config")},
+                                             {"condition", str(row, "condition")}};
+        if (!selected(r, f)) continue;
+        double v = 0;
+        if (!number(row, "parse_rate", &v)) continue;  // every draw failed at the API: no answers to parse
+        const bool pass = v <= r.limit;
+        add(f, kCellOrder, pass, fmt::format("parse rate {} {} {}", fmt_num(v), pass ? "<=" : ">", fmt_num(r.limit)));
+      }
+    } else if (r.kind == "min_clusters") {
+      auto check = [&](const char* analysis, const char* field, const char* what) {
+        for (const auto& row : rows_of(results, analysis)) {
+          std::map<std::string, std::string> f{{"subject", str(row, "subject")}, {"config", str(row, "config")},
+                                               {"condition", str(row, "condition")}, {"outcome", str(row, "outcome")},
+                                               {"a", str(row, "a")}, {"b", str(row, "b")}};
+          if (!selected(r, f)) continue;
+          double v = 0;
+          if (!number(row, field, &v)) continue;
+          const bool pass = v >= r.limit;
+          f["analysis"] = analysis;
+          add(f, {"analysis", "subject", "a", "b", "config", "condition", "outcome"}, pass,
+              fmt::format("{} {} {} {}", what, fmt_num(v), pass ? ">=" : "<", fmt_num(r.limit)));
+        }
+      };
+      check("floor", "clusters", "clusters");
+      check("fairness", "vignettes", "vignettes (clusters)");
+      check("paired_subjects", "items", "items (clusters)");
+    }
+    if (rep.findings.size() == before)
+      return InvalidArgument(fmt::format(
+          "rule {} ({}): matched no cell of the results{}", i + 1, r.describe(),
+          r.kind == "flip_rate_clears_floor" ? " (is there a fairness analysis, and do the selectors name a contrast?)"
+                                             : " (check the selectors and that the analysis ran)"));
+  }
+  return rep;
+}
+
+}  // namespace nf

@@ -1,0 +1,159 @@
+// `noisefloor import lm-eval` on hand-made --log_samples files (tests/fixtures/lm-eval,
+// written by make_fixtures.py there with lm-eval's field names; no public samples file with
+// repeats exists). Expected values are read from the fixture lines directly in the test.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "common/test_data.h"
+#include "store/store.h"
+
+namespace nf {
+namespace {
+
+using testing::CmdResult;
+using testing::run_cli;
+using testing::TempDir;
+
+const std::string kDir = std::string(NF_SOURCE_DIR) + "/tests/fixtures/lm-eval/example-org__tiny-model/";
+const std::string kRun1 = kDir + "samples_toy_mc_2024-05-01T10-00-00.000001.jsonl";
+const std::string kRun2 = kDir + "samples_toy_mc_2024-05-01T10-30-00.000001.jsonl";
+const std::string kRepeats = kDir + "samples_toy_em_2024-05-01T11-00-00.000001.jsonl";
+
+std::vector<nlohmann::json> lines(const std::string& path) {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(path);
+  std::string l;
+  while (std::getline(in, l))
+    if (!l.empty()) out.push_back(nlohmann::json::parse(l));
+  return out;
+}
+
+std::map<std::string, double> values(const std::string& store, const std::string& condition) {
+  std::map<std::string, double> v;
+  auto s = Store::open_existing(store);
+  EXPECT_TRUE(s.ok());
+  if (!s.ok()) return v;
+  auto rows = (*s)->outcome_rows();
+  EXPECT_TRUE(rows.ok());
+  for (const auto& o : *rows) {
+    EXPECT_EQ(o.subject, "example-org/tiny-model");  // from the folder name, "__" -> "/"
+    if (o.condition == condition) v[o.item + "/" + std::to_string(o.replicate) + "/" + o.outcome] = o.value;
+  }
+  return v;
+}
+
+TEST(ImportLmEval, TwoRunsOfOneTaskBecomeReplicatesWithTheFilesMetrics) {
+  TempDir t;
+  CmdResult r = run_cli("import lm-eval " + kRun1 + " " + kRun2 + " --store " + (t / "s.sqlite"), t.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("replicates 1..1"), std::string::npos) << r.err;
+  std::map<std::string, double> expect;
+  int rep = 0;
+  for (const auto& file : {kRun1, kRun2}) {
+    for (const auto& j : lines(file))
+      for (const auto& m : j["metrics"])
+        expect[j["doc_id"].dump() + "/" + std::to_string(rep) + "/" + m.get<std::string>() + ",none"] =
+            j[m.get<std::string>()].get<double>();
+    ++rep;
+  }
+  ASSERT_EQ(expect.size(), 16u);  // 4 docs x 2 runs x (acc, acc_norm)
+  EXPECT_EQ(values(t / "s.sqlite", "toy_mc"), expect);
+  CmdResult an = run_cli("analyze --store " + (t / "s.sqlite") + " --out " + (t / "out"), t.path());
+  ASSERT_EQ(an.exit_code, 0) << an.err;
+  const auto res = nlohmann::json::parse(testing::slurp(t / "out/results.json"));
+  for (const auto& row : res["analyses"]["floor"]["rows"])
+    if (row["outcome"] == "acc,none") {
+      EXPECT_EQ(row["discordant"], 1);  // doc 2 flips between the runs
+      EXPECT_EQ(row["comparisons"], 4);
+    }
+}
+
+TEST(ImportLmEval, ClusterFromADocFieldAndAnExplicitSubject) {
+  TempDir t;
+  CmdResult r = run_cli("import lm-eval " + kRun1 + " --cluster-field topic --subject org/other --task mc --store " +
+                            (t / "s.sqlite"),
+                        t.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto s = Store::open_existing(t / "s.sqlite");
+  ASSERT_TRUE(s.ok());
+  auto rows = (*s)->outcome_rows();
+  ASSERT_TRUE(rows.ok());
+  std::map<std::string, std::string> cluster;
+  for (const auto& o : *rows) {
+    EXPECT_EQ(o.subject, "org/other");
+    EXPECT_EQ(o.condition, "mc");
+    cluster[o.item] = o.cluster;
+  }
+  std::map<std::string, std::string> expect;
+  for (const auto& j : lines(kRun1)) expect[j["doc_id"].dump()] = j["doc"]["topic"];
+  EXPECT_EQ(cluster, expect);
+  CmdResult bad = run_cli("import lm-eval " + kRun1 + " --cluster-field nope --store " + (t / "b.sqlite"), t.path());
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find(":1: doc.nope: missing or empty"), std::string::npos) << bad.err;
+}
+
+TEST(ImportLmEval, RepeatsBecomeDrawsScoredByExactMatchAndTheCommandSaysSo) {
+  TempDir t;
+  CmdResult r = run_cli("import lm-eval " + kRepeats + " --store " + (t / "s.sqlite"), t.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("repeats: 3 generations per document"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("exact match"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("filter(s) none kept only one response"), std::string::npos) << r.err;
+  // Expected: per generation k, trim(response_k) == trim(target), where the response is
+  // filtered_resps[0][k] if the filter kept all K, else resps[0][k].
+  auto trim = [](std::string s) {
+    const auto a = s.find_first_not_of(" \t\r\n");
+    const auto b = s.find_last_not_of(" \t\r\n");
+    return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
+  };
+  std::map<std::string, double> expect;
+  for (const auto& j : lines(kRepeats)) {
+    const auto& gens = j["resps"][0];
+    ASSERT_EQ(gens.size(), 3u);
+    for (size_t k = 0; k < gens.size(); ++k) {
+      const auto& fr = j["filtered_resps"][0];
+      const std::string resp = fr.is_array() ? fr[k].get<std::string>() : gens[k].get<std::string>();
+      expect[j["doc_id"].dump() + "/" + std::to_string(k) + "/draw_exact_match," + j["filter"].get<std::string>()] =
+          trim(resp) == trim(j["target"].get<std::string>()) ? 1.0 : 0.0;
+    }
+  }
+  ASSERT_EQ(expect.size(), 18u);  // 3 docs x 3 generations x 2 filters
+  EXPECT_EQ(values(t / "s.sqlite", "toy_em"), expect);
+}
+
+TEST(ImportLmEval, BadFilesExitTwoNamingFileLineAndField) {
+  TempDir t;
+  testing::write_text(t / "samples_x_2024-01-01T00-00-00.000001.jsonl",
+                      "{\"doc_id\": 0, \"target\": \"a\", \"metrics\": [\"acc\"], \"acc\": 1}\n"
+                      "{\"doc_id\": \"one\", \"target\": \"a\", \"metrics\": [\"acc\"], \"acc\": 1}\n");
+  CmdResult a = run_cli("import lm-eval " + (t / "samples_x_2024-01-01T00-00-00.000001.jsonl") + " --subject m --store " +
+                            (t / "s.sqlite"),
+                        t.path());
+  EXPECT_EQ(a.exit_code, 2);
+  EXPECT_NE(a.err.find("samples_x_2024-01-01T00-00-00.000001.jsonl:2: doc_id: missing or not an integer"),
+            std::string::npos)
+      << a.err;
+  testing::write_text(t / "samples_x_2024-01-01T00-00-00.000002.jsonl",
+                      "{\"doc_id\": 0, \"target\": \"a\", \"metrics\": [\"acc\"], \"acc\": \"high\"}\n");
+  CmdResult b = run_cli("import lm-eval " + (t / "samples_x_2024-01-01T00-00-00.000002.jsonl") + " --subject m --store " +
+                            (t / "s.sqlite"),
+                        t.path());
+  EXPECT_EQ(b.exit_code, 2);
+  EXPECT_NE(b.err.find(":1: acc: expected a number or a boolean, found a string"), std::string::npos) << b.err;
+  testing::write_text(t / "results.jsonl", "{\"doc_id\": 0, \"acc\": 1}\n");
+  CmdResult c = run_cli("import lm-eval " + (t / "results.jsonl") + " --subject m --store " + (t / "s.sqlite"), t.path());
+  EXPECT_EQ(c.exit_code, 2);
+  EXPECT_NE(c.err.find("name the task with --task"), std::string::npos) << c.err;
+  CmdResult d = run_cli("import lm-eval " + (t / "results.jsonl") + " --subject m --task x --store " + (t / "s.sqlite"),
+                        t.path());
+  EXPECT_EQ(d.exit_code, 0) << d.err;  // a line without a `metrics` list: every number is a metric
+}
+
+}  // namespace
+}  // namespace nf
