@@ -21,7 +21,7 @@ struct TaskKind {
   std::vector<std::string> option_keys;          // keys accepted in the study's task_options
 };
 
-/// Every task kind, in the order mcq, vignette_agent, chat.
+/// Every task kind, in the order mcq, vignette_agent, chat, fhir_agent.
 const std::vector<TaskKind>& task_kinds();
 
 /// The kind named `name`, or nullptr.

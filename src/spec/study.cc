@@ -49,7 +49,7 @@ using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
 
 const std::vector<std::string> kBackends{"sim", "openai", "anthropic"};
 const std::vector<std::string> kTemplates{"default", "direct"};
-const std::vector<std::string> kFormats{"medqa", "vignettes", "chat", "probe_sheet"};
+const std::vector<std::string> kFormats{"medqa", "vignettes", "chat", "probe_sheet", "medagentbench"};
 // Options of the fairness analysis (metrics/fairness.h FairnessOptions).
 const std::vector<std::string> kFairnessOptions{"reference", "acceptable_bands", "paired_difference", "pooled_exclude",
                                                 "target_pairs", "subsample_k", "subsample_order", "vote_sizes"};
