@@ -11,6 +11,7 @@
 #include "metrics/judge_panel.h"
 #include "metrics/mcq_robustness.h"
 #include "metrics/option_probs.h"
+#include "metrics/rerun.h"
 #include "util/strings.h"
 
 namespace nf {
@@ -124,7 +125,7 @@ Result<nlohmann::json> analyze_store(Store& store, const AnalyzeOptions& options
   NF_ASSIGN_OR_RETURN(auto rows, store.outcome_rows(options.include_cached));
   results["analyses"] = nlohmann::json::object();
   const std::vector<std::string> known = {"floor", "majority_floor", "mcq_robustness", "judge_panel",
-                                         "human_validity", "fairness"};
+                                         "human_validity", "fairness", "rerun"};
   for (const auto& a : analyses) {
     if (a.name == "floor") {
       NF_ASSIGN_OR_RETURN(auto fr, compute_floor(rows, 1, options.bootstrap));
@@ -265,6 +266,10 @@ Result<nlohmann::json> analyze_store(Store& store, const AnalyzeOptions& options
         NF_ASSIGN_OR_RETURN(j["descriptors"], descriptor_lengths(fo.registry));
       }
       results["analyses"]["fairness"] = j;
+    } else if (a.name == "rerun") {  // metrics/rerun.h (seed 002 §4)
+      NF_ASSIGN_OR_RETURN(auto ro, rerun_options_from_json(a.options, options.bootstrap));
+      NF_ASSIGN_OR_RETURN(auto in, read_rerun_runs(store, options.include_cached));
+      NF_ASSIGN_OR_RETURN(results["analyses"]["rerun"], rerun_analysis(in.first, in.second, ro));
     } else {
       return InvalidArgument(fmt::format("analyses: unknown analysis '{}'{}", a.name, did_you_mean(a.name, known)));
     }
