@@ -441,7 +441,7 @@ FhirResponse FhirServer::search(const std::string& type, const std::string& quer
   bundle["id"] = sha256_hex(type + "?" + q + "#" + session).substr(0, 16);
   const std::string self = base_url_ + type + (q.empty() ? "" : "?" + q);
   bundle["link"] = nlohmann::json::array({{{"relation", "self"}, {"url", offset > 0 ? self + (q.empty() ? "?" : "&") + "_getpagesoffset=" + std::to_string(offset) : self}}});
-  if (offset + count < total) {
+  if (count > 0 && offset + count < total) {
     httplib::Params next = params;
     next.erase("_getpagesoffset");
     next.erase("_count");

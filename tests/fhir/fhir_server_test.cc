@@ -119,6 +119,11 @@ TEST(FhirServerTest, Task9LatestPotassiumNeedsTheSort) {
   }
   EXPECT_EQ(static_cast<int>(seen.size()), page.body["total"].get<int>());
   EXPECT_TRUE(found);
+  // _count=0 answers the total only, with no next link (a client following it would loop).
+  FhirResponse zero = s->handle({"GET", "Observation?patient=S3241217&code=K&_count=0", ""});
+  EXPECT_EQ(zero.body["total"], page.body["total"]);
+  EXPECT_FALSE(zero.body.contains("entry"));
+  EXPECT_EQ(zero.body["link"].size(), 1u);
 }
 
 TEST(FhirServerTest, EveryAuditFactHolds) {
