@@ -169,6 +169,27 @@ TEST(FhirAgentTaskTest, InvalidReplyEndsTheRunAsParseErrorNamingTheTurn) {
   EXPECT_FALSE(limit.detail["verdict"]["pass"].get<bool>());
 }
 
+TEST(FhirAgentTaskTest, SimGarbageIsAParseErrorAndBadSimParamsAnApiError) {
+  auto task = make_task(fhir_study({{"families", {"task3"}}, {"per_family", 2}}));
+  ASSERT_TRUE(task.ok());
+  SimBackend sim(*SimParams::from_json(nlohmann::json::object()));
+  auto with = [&](nlohmann::json noise) {
+    return run_all(**task, [&](const ChatRequest& r) {
+      ChatRequest q = r;
+      q.extra_body["sim_fhir_agent"] = noise;
+      return sim.complete(q);
+    }, 1.0);
+  };
+  for (const auto& r : with({{"garbage", 1.0}})) {
+    EXPECT_EQ(r.status, DrawStatus::kParseError);
+    EXPECT_EQ(r.detail["failing_turn"], 0);
+  }
+  for (const auto& r : with({{"omission", 2.0}})) {
+    EXPECT_EQ(r.status, DrawStatus::kApiError);
+    EXPECT_NE(r.error.find("sim_fhir_agent.omission"), std::string::npos) << r.error;
+  }
+}
+
 TEST(FhirAgentTaskTest, BadOptionsAreNamed) {
   auto t = make_task(fhir_study({{"feedback", "loud"}}));
   ASSERT_FALSE(t.ok());
