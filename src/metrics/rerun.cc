@@ -379,7 +379,8 @@ Result<nlohmann::json> rerun_analysis(const std::vector<RerunRun>& runs,
   }
   // Paired comparisons.
   std::vector<std::pair<std::string, std::string>> pairs = options.pairs;
-  if (pairs.empty()) {
+  const bool chosen = !pairs.empty();
+  if (!chosen) {
     std::map<std::string, std::vector<std::string>> by_subject;
     std::vector<std::string> subjects;
     for (const auto& arm : arm_order) {
@@ -394,8 +395,14 @@ Result<nlohmann::json> rerun_analysis(const std::vector<RerunRun>& runs,
   nlohmann::json comps = nlohmann::json::array();
   std::vector<double> ps;
   for (const auto& [A, B] : pairs) {
-    if (!groups.count(A)) return InvalidArgument(fmt::format("rerun.arms: arm '{}' has no groups", A));
-    if (!groups.count(B)) return InvalidArgument(fmt::format("rerun.arms: arm '{}' has no groups", B));
+    for (const auto& arm : {A, B}) {
+      if (groups.count(arm) && !groups[arm].empty()) continue;
+      if (chosen) return InvalidArgument(fmt::format("rerun.arms: arm '{}' has no groups", arm));
+    }
+    if (!chosen && (groups[A].empty() || groups[B].empty())) {
+      out["warnings"].push_back(fmt::format("{} vs {}: not compared, an arm has no group with 2 ok runs", A, B));
+      continue;
+    }
     for (int m = 0; m < 6; ++m) {
       int64_t bb = 0, cc = 0, n = 0, both = 0, neither = 0;
       for (const auto& [item, ga] : groups[A]) {

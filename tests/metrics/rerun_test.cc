@@ -148,6 +148,14 @@ TEST(RerunAnalysisTest, CountsIntervalsAndMcNemarAgainstHandValues) {
   EXPECT_NEAR(comps[0]["p_holm"].get<double>(), 6 * 2.0 * std::pow(0.5, 20), 1e-12);
   EXPECT_EQ(comps[2]["metric"], "endpoint_divergence");
   EXPECT_EQ(comps[2]["p"], 1.0);
+  // An arm whose runs all failed to parse: reported, not compared (no error).
+  auto partial = rerun_analysis(runs, {{"s|t=9", {5, 0}}}, o);
+  ASSERT_TRUE(partial.ok()) << partial.status().message();
+  EXPECT_EQ((*partial)["arms"].size(), 3u);
+  EXPECT_EQ((*partial)["arms"][2]["groups"], 0);
+  EXPECT_TRUE((*partial)["arms"][2]["metrics"]["order_set_divergence"]["rate"].is_null());
+  EXPECT_EQ((*partial)["comparisons"].size(), 6u);
+  EXPECT_FALSE((*partial)["warnings"].empty());
   // Unknown arm in the options.
   RerunOptions bad = o;
   bad.pairs = {{"s|t=0", "s|t=9"}};
