@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "backend/sim_agent.h"
+#include "backend/sim_fhir_agent.h"
 #include "backend/sim_chat.h"
 #include "backend/sim_judge.h"
 #include "util/hash.h"
@@ -305,7 +306,10 @@ ChatResponse SimBackend::complete(const ChatRequest& request) {
   ChatResponse resp;
   SimMcqPrompt prompt;
   SimJudgePrompt judge_prompt;
-  if (auto agent = sim_agent_reply(request, last_user->content, params_.seed, r_template)) {  // backend/sim_agent.h
+  if (auto fhir = sim_fhir_agent_reply(request, params_.seed)) {  // backend/sim_fhir_agent.h
+    if (!fhir->ok()) return api_error(fhir->status().message());
+    resp.content = std::move(*fhir).value();
+  } else if (auto agent = sim_agent_reply(request, last_user->content, params_.seed, r_template)) {  // backend/sim_agent.h
     if (!agent->ok()) return api_error(agent->status().message());
     resp.content = std::move(*agent).value();
   } else if (parse_sim_judge_prompt(request, judge_prompt)) {  // backend/sim_judge.h

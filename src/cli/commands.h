@@ -20,6 +20,7 @@ int cmd_run(int argc, char** argv);
 int cmd_analyze(int argc, char** argv);
 int cmd_import(int argc, char** argv);
 int cmd_serve_sim(int argc, char** argv);
+int cmd_serve_fhir(int argc, char** argv);  // cmd_serve_fhir.cc: the FHIR record server (seed 002)
 int cmd_stats(int argc, char** argv);
 int cmd_export(int argc, char** argv);
 int cmd_plan(int argc, char** argv);  // cmd_plan.cc: signed McNemar power by simulation (seed 000 S12)

@@ -26,6 +26,7 @@ const std::vector<Command>& commands() {
       {"export", nf::cli::cmd_export, "export a store's draws as JSONL or CSV"},
       {"judge", nf::cli::cmd_judge, "re-score stored chat answers with the study's judge panel (resumable)"},
       {"serve-sim", nf::cli::cmd_serve_sim, "serve the simulator over an OpenAI-compatible API on 127.0.0.1"},
+      {"serve-fhir", nf::cli::cmd_serve_fhir, "serve the FHIR record server with the MedAgentBench chart on 127.0.0.1"},
       {"stats", nf::cli::cmd_stats, "run one statistical test from the command line (stats --help)"},
       {"plan", nf::cli::cmd_plan, "power and type-I error of the signed McNemar test by simulation"},
       {"check", nf::cli::cmd_check, "CI gates: exit 1 when a rule (floor, flip rate, parse rate, clusters) fails"},

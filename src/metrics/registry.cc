@@ -11,6 +11,7 @@
 #include "metrics/mcq_robustness.h"
 #include "metrics/option_probs.h"
 #include "metrics/paired_subjects.h"
+#include "metrics/rerun.h"
 
 namespace nf {
 
@@ -248,6 +249,13 @@ Result<nlohmann::json> run_paired_subjects(AnalysisContext& ctx, const nlohmann:
   return j;
 }
 
+Result<nlohmann::json> run_rerun(AnalysisContext& ctx, const nlohmann::json& options) {
+  // metrics/rerun.h (seed 002 §4); options are validated by rerun_options_from_json
+  NF_ASSIGN_OR_RETURN(auto ro, rerun_options_from_json(options, ctx.bootstrap));
+  NF_ASSIGN_OR_RETURN(auto in, read_rerun_runs(ctx.store, ctx.include_cached));
+  return rerun_analysis(in.first, in.second, ro);
+}
+
 }  // namespace
 
 const std::vector<AnalysisEntry>& analysis_registry() {
@@ -266,6 +274,8 @@ const std::vector<AnalysisEntry>& analysis_registry() {
        run_fairness},
       {"paired_subjects", "accuracy per subject and exact McNemar between subjects on shared items, Holm",
        run_paired_subjects},
+      {"rerun", "same-input rerun of a FHIR agent: order-set, omission, endpoint, trajectory divergence (seed 002 §4)",
+       run_rerun},
       {"option_probs", "gold-option probability from logprobs; {\"subjects\": [...]} (issue 6)", run_option_probs},
   };
   return kRegistry;

@@ -1,29 +1,14 @@
 #include "perturb/descriptors.h"
 
+#include "core/task_kinds.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 
 namespace nf {
 
-const std::vector<std::string>& known_vignette_conditions() {
-  static const std::vector<std::string> kIds{"ref_white_man_private",
-                                             "race_black_man_private",
-                                             "race_hispanic_man_private",
-                                             "race_asian_man_private",
-                                             "race_native_american_man_private",
-                                             "white_woman_private",
-                                             "age_34_white_man_private",
-                                             "age_78_white_man_private",
-                                             "white_man_medicaid",
-                                             "white_man_private_lep",
-                                             "black_woman_medicaid",
-                                             "hispanic_man_medicaid_lep",
-                                             "rerender_control",
-                                             "sham_attribute_control",
-                                             "rare_token_control"};
-  return kIds;
-}
+const std::vector<std::string>& known_vignette_conditions() { return vignette_condition_names(); }
 
 bool is_control_condition(std::string_view id) {
   return id == "rerender_control" || id == "sham_attribute_control" || id == "rare_token_control";

@@ -1,6 +1,8 @@
 // MCQ conditions of seed 004 §2.4 (see mcq_conditions.h for the contract).
 #include "perturb/mcq_conditions.h"
 
+#include "core/task_kinds.h"
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -111,11 +113,7 @@ std::string letter_at(size_t i) { return std::string(1, static_cast<char>('A' + 
 
 }  // namespace
 
-const std::vector<std::string>& known_mcq_conditions() {
-  static const std::vector<std::string> kConditions = {"none", "shuffle", "remove_answer",
-                                                       "remove_context"};
-  return kConditions;
-}
+const std::vector<std::string>& known_mcq_conditions() { return mcq_condition_names(); }
 
 std::string question_sentence(std::string_view stem) {
   const std::vector<std::string> sentences = split_sentences(stem);

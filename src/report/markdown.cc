@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "report/rerun_section.h"
 #include "util/file.h"
 #include "util/strings.h"
 
@@ -424,6 +425,7 @@ std::string render_markdown(const nlohmann::json& results) {
   if (an.contains("judge_panel")) judge_panel_section(md, an["judge_panel"]);
   if (an.contains("human_validity")) human_validity_section(md, an["human_validity"]);
   if (an.contains("fairness")) fairness_section(md, an["fairness"]);
+  if (an.contains("rerun")) rerun_section(md, an["rerun"]);  // report/rerun_section.h
   md += "---\nMachine-readable results: `results.json` (schema in docs/results.md).\n";
   return md;
 }

@@ -20,9 +20,8 @@
 #include "data/medqa.h"
 #include "data/vignettes.h"
 #include "runner/progress.h"
-#include "task/chat_task.h"
+#include "runner/task_registry.h"
 #include "task/mcq_task.h"
-#include "task/vignette_task.h"
 #include "util/strings.h"
 #include "util/file.h"
 #include "util/hash.h"
@@ -193,36 +192,13 @@ nlohmann::json provenance_card(const Study& study) {
 }
 
 Result<std::unique_ptr<Task>> make_task(const Study& study) {
-  if (study.task == "mcq") {
-    NF_ASSIGN_OR_RETURN(auto items, read_medqa_jsonl(study.dataset.path, study.dataset.limit, study.dataset.id_field,
-                                                     study.dataset.cluster_field));
-    return std::unique_ptr<Task>(std::make_unique<McqTask>(std::move(items)));
+  const TaskFactory* make = find_task_factory(study.task);
+  if (make == nullptr) {
+    std::vector<std::string> names;
+    for (const auto& r : task_registry()) names.push_back(r.name);
+    return InvalidArgument(fmt::format("task: unknown task '{}' (expected {})", study.task, join(names, ", ")));
   }
-  if (study.task == "vignette_agent") {  // seed 000 §III.A: task/vignette_task.h
-    if (study.dataset.format != "vignettes")
-      return InvalidArgument(fmt::format("task vignette_agent: dataset.format must be 'vignettes', got '{}'", study.dataset.format));
-    NF_ASSIGN_OR_RETURN(auto set, read_vignettes_json(study.dataset.path));
-    if (study.dataset.limit > 0 && static_cast<size_t>(study.dataset.limit) < set.vignettes.size())
-      set.vignettes.resize(static_cast<size_t>(study.dataset.limit));
-    NF_ASSIGN_OR_RETURN(auto task, VignetteTask::create(std::move(set)));
-    return std::unique_ptr<Task>(std::move(task));
-  }
-  if (study.task == "chat") {  // seed 004 §2.3: task/chat_task.h
-    std::vector<ChatItem> items;
-    if (study.dataset.format == "chat") {
-      NF_ASSIGN_OR_RETURN(items, read_chat_jsonl(study.dataset.path, study.dataset.limit, study.dataset.id_field,
-                                                 study.dataset.cluster_field));
-    } else if (study.dataset.format == "probe_sheet") {
-      NF_ASSIGN_OR_RETURN(items, read_probe_sheet(study.dataset.path, probe_sheet_key_path(study.dataset.path)));
-      if (study.dataset.limit > 0 && static_cast<size_t>(study.dataset.limit) < items.size())
-        items.resize(static_cast<size_t>(study.dataset.limit));
-    } else {
-      return InvalidArgument(
-          fmt::format("task chat: dataset.format must be 'chat' or 'probe_sheet', got '{}'", study.dataset.format));
-    }
-    return std::unique_ptr<Task>(std::make_unique<ChatTask>(std::move(items)));
-  }
-  return InvalidArgument(fmt::format("task: unknown task '{}' (expected mcq, vignette_agent or chat)", study.task));
+  return (*make)(study);
 }
 
 namespace {

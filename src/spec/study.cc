@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "core/task_kinds.h"
 #include "util/file.h"
 #include "util/strings.h"
 
@@ -34,14 +35,11 @@ const std::string& default_judge_criterion() {
   return k;
 }
 
-const std::vector<std::string>& known_chat_conditions() {
-  static const std::vector<std::string> k{"none", "truncate_last_turn"};
-  return k;
-}
+const std::vector<std::string>& known_chat_conditions() { return chat_condition_names(); }
 
 const std::vector<std::string>& known_analyses() {
   static const std::vector<std::string> kAnalyses{"floor", "majority_floor", "mcq_robustness", "judge_panel",
-                                                  "human_validity", "fairness", "paired_subjects"};
+                                                  "human_validity", "fairness", "paired_subjects", "rerun"};
   return kAnalyses;
 }
 
@@ -49,23 +47,9 @@ namespace {
 
 using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
 
-// The mcq condition names of seed 004 §2.4. known_mcq_conditions() (declared in study.h
-// and perturb/mcq_conditions.h) is defined once, in nf_perturb; the spec layer cannot
-// link its sibling, so it keeps this copy, in the same order (checked by the runner tests
-// that link both).
-const std::vector<std::string> kMcqConditions{"none", "shuffle", "remove_answer", "remove_context"};
 const std::vector<std::string> kBackends{"sim", "openai", "anthropic"};
 const std::vector<std::string> kTemplates{"default", "direct"};
-const std::vector<std::string> kTasks{"mcq", "vignette_agent", "chat"};
-const std::vector<std::string> kFormats{"medqa", "vignettes", "chat", "probe_sheet"};
-// The vignette_agent descriptor conditions (seed 000 §III.A, S10); a copy of
-// known_vignette_conditions() in perturb/descriptors.cc, same order.
-const std::vector<std::string> kVignetteConditions{
-    "ref_white_man_private",   "race_black_man_private", "race_hispanic_man_private",
-    "race_asian_man_private",  "race_native_american_man_private", "white_woman_private",
-    "age_34_white_man_private", "age_78_white_man_private", "white_man_medicaid",
-    "white_man_private_lep",   "black_woman_medicaid",   "hispanic_man_medicaid_lep",
-    "rerender_control",        "sham_attribute_control", "rare_token_control"};
+const std::vector<std::string> kFormats{"medqa", "vignettes", "chat", "probe_sheet", "medagentbench"};
 // Options of the fairness analysis (metrics/fairness.h FairnessOptions).
 const std::vector<std::string> kFairnessOptions{"reference", "acceptable_bands", "paired_difference", "pooled_exclude",
                                                 "target_pairs", "subsample_k", "subsample_order", "vote_sizes"};
@@ -505,9 +489,8 @@ Status Parser::parse_subjects(const Entry& e, std::vector<SubjectSpec>* out, con
 Status Parser::parse_conditions(const Entry& e, const std::string& task, std::vector<std::string>* out) const {
   NF_ASSIGN_OR_RETURN(auto nodes, read_axis(e.value, "conditions"));
   out->clear();
-  const auto& known = task == "vignette_agent" ? kVignetteConditions
-                      : task == "chat"           ? known_chat_conditions()
-                                                 : kMcqConditions;
+  const TaskKind* kind = find_task_kind(task);
+  const auto& known = kind != nullptr ? kind->conditions : mcq_condition_names();
   for (size_t i = 0; i < nodes.size(); ++i) {
     const std::string key = e.value.IsSequence() ? fmt::format("conditions[{}]", i) : "conditions";
     NF_ASSIGN_OR_RETURN(std::string c, read_string(nodes[i], key));
@@ -675,6 +658,12 @@ Status Parser::parse_analyses(const Entry& e, std::vector<AnalysisSpec>* out) co
           NF_ASSIGN_OR_RETURN(a.options["acceptable_bands"], resolve_path(bp, starts_with(it->second.value.Scalar(), "${")));
         }
       }
+    } else if (name == "rerun") {  // validated by metrics/rerun.cc
+      if (v.IsMap()) {
+        NF_ASSIGN_OR_RETURN(auto opts, read_map(v, key, {"arms"}));
+        (void)opts;
+        NF_ASSIGN_OR_RETURN(a.options, to_json(v, key));
+      }
     } else {  // floor, paired_subjects: no options yet
       if (v.IsMap()) {
         NF_ASSIGN_OR_RETURN(auto opts, read_map(v, key, {}));
@@ -770,7 +759,7 @@ Result<Study> Parser::parse(const std::string& text) {
   st.source_text = text;
   NF_ASSIGN_OR_RETURN(auto m, read_map(root, "",
                                        {"name", "seed", "store", "task", "dataset", "subjects", "conditions", "configs",
-                                        "replicates", "analyses", "bootstrap", "noise_control", "judge"}));
+                                        "replicates", "analyses", "bootstrap", "noise_control", "judge", "task_options"}));
 
   auto nit = m.find("name");
   if (nit == m.end()) return error(root, "name", "required key is missing");
@@ -791,10 +780,11 @@ Result<Study> Parser::parse(const std::string& text) {
   }
   if (auto it = m.find("task"); it != m.end()) {
     NF_ASSIGN_OR_RETURN(st.task, read_string(it->second.value, "task"));
-    if (std::find(kTasks.begin(), kTasks.end(), st.task) == kTasks.end())
+    if (find_task_kind(st.task) == nullptr) {
+      const auto names = task_kind_names();
       return error(it->second.value, "task",
-                   fmt::format("unknown task '{}' (known: {}){}", st.task, join(kTasks, ", "),
-                               did_you_mean(st.task, kTasks)));
+                   fmt::format("unknown task '{}' (known: {}){}", st.task, join(names, ", "), did_you_mean(st.task, names)));
+    }
   }
   if (auto it = m.find("replicates"); it != m.end()) {
     NF_ASSIGN_OR_RETURN(int64_t r, read_int(it->second.value, "replicates"));
@@ -807,21 +797,25 @@ Result<Study> Parser::parse(const std::string& text) {
   if (dit == m.end() && !judging) return error(root, "dataset", "required key is missing");
   auto sit = m.find("subjects");
   if (sit == m.end() && !judging) return error(root, "subjects", "required key is missing");
+  const TaskKind& kind = *find_task_kind(st.task);
   if (auto it = m.find("conditions"); it != m.end()) NF_RETURN_IF_ERROR(parse_conditions(it->second, st.task, &st.conditions));
-  else if (st.task == "vignette_agent") st.conditions = kVignetteConditions;
+  else st.conditions = kind.default_conditions;
+  if (auto it = m.find("task_options"); it != m.end()) {
+    // Options of the task kind (core/task_kinds.h option_keys); the task validates values.
+    NF_ASSIGN_OR_RETURN(auto om, read_map(it->second.value, "task_options", kind.option_keys));
+    st.task_options = nlohmann::json::object();
+    for (const auto& [k, entry] : om) {
+      NF_ASSIGN_OR_RETURN(st.task_options[k], to_json(entry.value, "task_options." + k));
+    }
+  }
   if (auto it = m.find("configs"); it != m.end()) NF_RETURN_IF_ERROR(parse_configs(it->second, &st.axes));
   if (auto it = m.find("analyses"); it != m.end()) {
     NF_RETURN_IF_ERROR(parse_analyses(it->second, &st.analyses));
   } else {
-    for (const auto& a : known_analyses()) {
-      if (a == "fairness" && st.task != "vignette_agent") continue;
-      // Chat draws carry no outcomes (judges score them), so the outcome analyses would
-      // print empty tables; the judge analyses below run on their own.
-      if (st.task == "chat") continue;
-      // The judge analyses run on their own whenever the store holds judgments
-      // (metrics/analyze.cc), so a study without judges does not list them.
-      if (a == "judge_panel" || a == "human_validity") continue;
-      if (a == "paired_subjects") continue;  // opt-in: runs when listed (harness imports list it)
+    // The task kind's defaults (core/task_kinds.h). Chat draws carry no outcomes (judges
+    // score them); the judge analyses run on their own whenever the store holds judgments
+    // (metrics/analyze.cc), so no kind lists them.
+    for (const auto& a : kind.default_analyses) {
       AnalysisSpec spec{a, nlohmann::json::object()};
       if (a == "majority_floor") spec.options["vote_sizes"] = nlohmann::json::array({3});
       st.analyses.push_back(std::move(spec));
@@ -852,7 +846,7 @@ Result<Study> Parser::parse(const std::string& text) {
   if (sit != m.end()) NF_RETURN_IF_ERROR(parse_subjects(sit->second, &st.subjects, "subjects"));
   if (auto it = m.find("judge"); it != m.end()) {
     NF_RETURN_IF_ERROR(parse_judge(it->second, &st.judge));
-    if (st.task != "chat")
+    if (!kind.judged)
       return error(it->second.value, "judge",
                    fmt::format("judges score open-ended answers: needs task: chat, this study has task: {}", st.task));
   }
@@ -860,11 +854,10 @@ Result<Study> Parser::parse(const std::string& text) {
   // in the rest of the file is more useful first.
   if (dit != m.end()) {
     NF_RETURN_IF_ERROR(parse_dataset(dit->second, &st.dataset));
-    const bool chat_format = st.dataset.format == "chat" || st.dataset.format == "probe_sheet";
-    if (chat_format != (st.task == "chat"))
+    if (std::find(kind.formats.begin(), kind.formats.end(), st.dataset.format) == kind.formats.end())
       return error(dit->second.value, "dataset.format",
-                   fmt::format("format '{}' does not fit task '{}' (task chat reads formats chat and probe_sheet)",
-                               st.dataset.format, st.task));
+                   fmt::format("format '{}' does not fit task '{}' (task {} reads format{} {})", st.dataset.format,
+                               st.task, st.task, kind.formats.size() > 1 ? "s" : "", join(kind.formats, " and ")));
     if (st.dataset.format == "probe_sheet")
       for (const auto& c : st.conditions)
         if (c != "none")

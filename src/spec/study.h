@@ -112,7 +112,8 @@ struct Study {
   std::string source_text;   // its bytes (for the study hash)
   uint64_t seed = 0;         // study seed: shuffles, derived request seeds
   std::string store;         // SQLite path; "" = <out>/store.sqlite
-  std::string task = "mcq";
+  std::string task = "mcq";        // a name of core/task_kinds.h task_kinds()
+  nlohmann::json task_options = nlohmann::json::object();  // the kind's option_keys (e.g. fhir_agent: fhir_base, feedback)
   DatasetSpec dataset;
   std::vector<SubjectSpec> subjects;
   std::vector<std::string> conditions{"none"};
@@ -131,7 +132,7 @@ const std::vector<std::string>& known_mcq_conditions();
 /// Known condition names for the chat task (seed 004 §2.3): none, truncate_last_turn.
 const std::vector<std::string>& known_chat_conditions();
 /// Known analysis names: floor, majority_floor, mcq_robustness, fairness, judge_panel,
-/// human_validity (DESIGN.md "Analyses").
+/// human_validity, rerun (DESIGN.md "Analyses").
 const std::vector<std::string>& known_analyses();
 
 /// Parses and validates a study from YAML text. `path` is used in messages and to

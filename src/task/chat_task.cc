@@ -1,6 +1,8 @@
 // The open-ended chat task (seed 004 §2.3). See chat_task.h.
 #include "task/chat_task.h"
 
+#include "core/task_kinds.h"
+
 #include <fmt/format.h>
 
 #include "perturb/truncate.h"
@@ -27,8 +29,7 @@ ChatTask::ChatTask(std::vector<ChatItem> items) : items_(std::move(items)) {
 
 Status ChatTask::prepare(const std::vector<std::string>& conditions, uint64_t /*study_seed*/) {
   prepared_.clear();
-  // The chat conditions of spec/study.h known_chat_conditions() (nf_task does not link nf_spec).
-  static const std::vector<std::string> known{"none", "truncate_last_turn"};
+  const std::vector<std::string>& known = chat_condition_names();  // core/task_kinds.h
   for (const auto& cond : conditions) {
     if (cond != "none" && cond != "truncate_last_turn")
       return InvalidArgument(fmt::format("condition '{}': not a chat condition (expected {}){}", cond,
