@@ -96,37 +96,47 @@ TEST(MedAgentBenchCli, SigkillMidRunThenResumeHoldsEveryPlannedDrawOnce) {
   for (const auto& [k, n] : per_draw) ASSERT_EQ(n, 1) << k;
 }
 
+// The request seed mixes the whole draw key, subject name included (issue 13 item 0), so
+// the two runs use one subject name, in-process in one store and over HTTP in another.
 TEST(MedAgentBenchCli, SameStudyWithTheAgentBehindServeSimMatchesInProcess) {
   TempDir d;
   testing::Child server = testing::spawn({"serve-sim", "--port", "0"}, d / "serve.err");
   const std::string line = testing::read_line(server);
   const auto at = line.find("http://");
   ASSERT_NE(at, std::string::npos) << "serve-sim said: " << line << slurp(d / "serve.err");
-  const std::string subjects = sim_subject() +
-                               "  - name: http\n    backend: openai\n    base_url: ${SIM_URL}\n    model: sim-fhir-agent\n"
-                               "    extra_body: {sim_fhir_agent: " + std::string(kNoise) + "}\n";
-  testing::write_text(d / "study.yaml", study("http", subjects, 4, 3));
-  CmdResult r = run_cli("audit " + d / "study.yaml" + " --quiet --out " + d / "out" + " --store " + d / "h.sqlite",
-                        d.path(), "SIM_URL=" + line.substr(at));
+  const std::string http_subject = "  - name: sim\n    backend: openai\n    base_url: ${SIM_URL}\n    model: sim-fhir-agent\n"
+                                   "    extra_body: {sim_fhir_agent: " + std::string(kNoise) + "}\n";
+  testing::write_text(d / "in.yaml", study("agent", sim_subject(), 4, 3));
+  testing::write_text(d / "http.yaml", study("agent", http_subject, 4, 3));
+  CmdResult a = run_cli("run " + d / "in.yaml" + " --quiet --store " + d / "in.sqlite", d.path());
+  CmdResult r = run_cli("run " + d / "http.yaml" + " --quiet --store " + d / "h.sqlite", d.path(),
+                        "SIM_URL=" + line.substr(at));
   testing::kill_and_wait(server, SIGTERM);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto store = Store::open_existing(d / "h.sqlite");
-  ASSERT_TRUE(store.ok());
-  auto rows = (*store)->outcome_rows();
-  ASSERT_TRUE(rows.ok());
-  std::map<std::string, double> sim, http;
-  for (const auto& o : *rows) {
-    const std::string k = o.item + "|" + o.config + "|" + std::to_string(o.replicate) + "|" + o.outcome;
-    (o.subject == "sim" ? sim : http)[k] = o.value;
-  }
+  auto read = [](const std::string& path) {
+    std::map<std::string, double> out;
+    auto store = Store::open_existing(path);
+    EXPECT_TRUE(store.ok());
+    if (!store.ok()) return out;
+    auto rows = (*store)->outcome_rows();
+    EXPECT_TRUE(rows.ok());
+    if (!rows.ok()) return out;
+    for (const auto& o : *rows)
+      out[o.item + "|" + o.config + "|" + std::to_string(o.replicate) + "|" + o.outcome] = o.value;
+    return out;
+  };
+  const auto sim = read(d / "in.sqlite"), http = read(d / "h.sqlite");
   EXPECT_EQ(sim.size(), 20u * 2 * 3 * 3);
   EXPECT_EQ(sim, http);
-  for (const auto& subject : {"sim", "http"}) {
-    auto dr = (*store)->get_draw(DrawKey{subject, "task9_3", "none", "temperature=0.7", 1});
-    ASSERT_TRUE(dr.ok());
-    EXPECT_EQ(dr->extra["condition"]["trajectory"].size(),
-              (*(*store)->get_draw(DrawKey{"sim", "task9_3", "none", "temperature=0.7", 1})).extra["condition"]["trajectory"].size());
-  }
+  auto in_store = Store::open_existing(d / "in.sqlite");
+  auto h_store = Store::open_existing(d / "h.sqlite");
+  ASSERT_TRUE(in_store.ok() && h_store.ok());
+  const DrawKey key{"sim", "task9_3", "none", "temperature=0.7", 1};
+  auto d1 = (*in_store)->get_draw(key);
+  auto d2 = (*h_store)->get_draw(key);
+  ASSERT_TRUE(d1.ok() && d2.ok());
+  EXPECT_EQ(d1->extra["condition"]["trajectory"].size(), d2->extra["condition"]["trajectory"].size());
 }
 
 TEST(MedAgentBenchCli, ServeFhirAsAnExternalFhirBase) {
