@@ -42,11 +42,16 @@ std::string html_escape(const std::string& s) {
   return out;
 }
 
-// JSON inside <script>: "</" may not appear (it could end the element); "<\/" is the same
-// string in JSON.
-std::string json_script_safe(std::string s) {
-  for (size_t at = s.find("</"); at != std::string::npos; at = s.find("</", at + 3)) s.replace(at, 2, "<\\/");
-  return s;
+// JSON inside <script>: no "<" at all (it could end the element or open a comment state);
+// "\u003c" is the same string in JSON.
+std::string json_script_safe(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    if (c == '<') out += "\\u003c";
+    else out += c;
+  }
+  return out;
 }
 
 // JavaScript inside <script>: only "</script" ends the element. Vega's minified code holds none
@@ -139,7 +144,7 @@ tbody tr:nth-child(even){background:#fafafa}
 code{background:#f3f4f6;padding:0 3px;border-radius:3px}
 blockquote{border-left:4px solid #e0a000;margin:8px 0;padding:4px 12px;background:#fff8e6}
 .nf-note{border:1px solid #d62728;background:#fdecea;padding:8px 12px;border-radius:4px}
-figure.nf-figure{margin:12px 0 20px}figcaption{font-size:12.5px;color:#444;max-width:900px}
+figure.nf-figure{margin:12px 0 20px}body.nf-only>*:not(.nf-shown){display:none}figcaption{font-size:12.5px;color:#444;max-width:900px}
 )";
 
 // Runs first: any script error, rejected promise or console.error marks the page failed.
@@ -168,6 +173,8 @@ document.querySelectorAll('table').forEach(function(t){
   });});
 });
 var figs=JSON.parse(document.getElementById('nf-figures').textContent);
+var only=/^#only=/.test(location.hash)&&document.getElementById('nf-fig-'+decodeURIComponent(location.hash.slice(6)));
+if(only){only.parentNode.classList.add('nf-shown');document.body.classList.add('nf-only');}
 if(typeof nfVega==='undefined'){if(!nfFailed)root.setAttribute('data-nf-status','ok: tables only');return;}
 Promise.all(figs.map(function(f){
   var el=document.getElementById('nf-fig-'+f.id);

@@ -218,8 +218,13 @@ std::vector<SubjectHeadline> headline(const nlohmann::json& results) {
 std::string render_summary_markdown(const nlohmann::json& results) {
   const auto h = headline(results);
   if (h.empty()) return "";
-  std::string md = "## Summary\n\nThe floor is how often the system disagrees with itself on the reference condition; "
-                   "an effect is only evidence when it clearly exceeds it.\n\n";
+  bool floors = false;
+  for (const auto& s : h)
+    for (const auto& l : s.lines) floors = floors || l.rfind("Instability floor", 0) == 0 || l.rfind("Floor over", 0) == 0;
+  std::string md = "## Summary\n\n";
+  if (floors)
+    md += "The floor is how often the system disagrees with itself on the reference condition; an effect is only "
+          "evidence when it clearly exceeds it.\n\n";
   for (const auto& s : h) {
     md += "**" + s.subject + "**\n\n";
     for (const auto& l : s.lines) md += "- " + l + "\n";
