@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -457,7 +458,13 @@ void generic_figures(json& out, const std::string& name, const json& a) {
       if (values.size() >= static_cast<size_t>(kMaxRows)) break;
     }
     if (values.empty()) continue;
-    const std::string title = fmt::format("{}: {}", name, key);
+    // Titles for the arrays the shipped analyses emit; any other reads "analysis: key".
+    static const std::map<std::string, std::string> kTitles = {
+        {"judge_panel/rates", "Appropriate-response rate by judge and subject"},
+        {"judge_panel/by_condition", "Appropriate-response rate by condition, judge and subject"},
+        {"mcq_robustness/rows", "MCQ accuracy and inappropriate-confident rates"}};
+    const auto known = kTitles.find(name + "/" + key);
+    const std::string title = known != kTitles.end() ? known->second : fmt::format("{}: {}", name, key);
     out.push_back(figure(fmt::format("{}-{}", name, key), name, title,
                          rows.size() > static_cast<size_t>(kMaxRows)
                              ? fmt::format("First {} of {} rows (the table lists every row).", kMaxRows, rows.size())
