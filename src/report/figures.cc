@@ -372,7 +372,7 @@ void human_validity_figures(json& out, const json& f) {
     add(str(p, "a"), str(p, "b"), p.value("cohen_kappa", json()));
     add(str(p, "b"), str(p, "a"), p.value("cohen_kappa", json()));
   }
-  for (const auto& a : f.value("aggregation", json::array())) add(str(a, "rule"), str(a, "reference"), a["kappa"]);
+  for (const auto& a : f.value("aggregation", json::array())) add(str(a, "rule"), str(a, "reference"), a.value("kappa", json()));
   if (!cells.empty()) {
     json spec = json::parse(R"vega({
       "padding": 5, "autosize": "pad",

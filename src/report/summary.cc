@@ -24,6 +24,13 @@ std::string str(const json& o, const char* key) {
   return o.is_object() && o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : std::string();
 }
 
+// o[key], or null when o is not an object or lacks the key (results from an older or newer
+// tool must not crash the renderer).
+const json& at(const json& o, const char* key) {
+  static const json kNull;
+  return o.is_object() && o.contains(key) ? o[key] : kNull;
+}
+
 double dbl(const json& o, const char* key, double fallback = NAN) {
   return o.is_object() && o.contains(key) && o[key].is_number() ? o[key].get<double>() : fallback;
 }
@@ -98,8 +105,8 @@ void floor_lines(Book& book, const json& an) {
     const auto& r = *pick;
     book.at(subject).lines.push_back(
         fmt::format("Instability floor at {}, condition {} ({}): {} = {}/{} disagreeing replicate pairs{}.", config, ref,
-                    str(r, "outcome") == "pooled" ? "pooled over outcomes" : str(r, "outcome"), num(r["rate"]),
-                    num(r["discordant"]), num(r["comparisons"]), interval(r, "ci_low", "ci_high")));
+                    str(r, "outcome") == "pooled" ? "pooled over outcomes" : str(r, "outcome"), num(at(r, "rate")),
+                    num(at(r, "discordant")), num(at(r, "comparisons")), interval(r, "ci_low", "ci_high")));
   }
 }
 
@@ -111,8 +118,8 @@ void fairness_lines(Book& book, const json& an) {
     for (const auto& a : row.value("floors", json::array()))
       if (str(a, "action").rfind("pooled", 0) == 0)
         s.lines.push_back(fmt::format("Floor over actions at {}, reference {} ({}): {} = {}/{}{}.", str(row, "config"),
-                                      str(row, "reference"), str(a, "action"), num(a["rate"]), num(a["discordant"]),
-                                      num(a["comparisons"]), interval(a, "ci_low", "ci_high")));
+                                      str(row, "reference"), str(a, "action"), num(at(a, "rate")), num(at(a, "discordant")),
+                                      num(at(a, "comparisons")), interval(a, "ci_low", "ci_high")));
     const json all_flips = row.value("flips", json::array());
     std::vector<const json*> flips;
     double control_max = NAN;
@@ -133,8 +140,8 @@ void fairness_lines(Book& book, const json& an) {
       const auto& x = *flips[i];
       s.lines.push_back(fmt::format(
           "Contrast {} on {}: flip rate {}{} against a floor of {} (largest control arm {}; q = {}): {}.",
-          str(x, "condition"), str(x, "action"), num(x["flip_rate"]), interval(x, "flip_low", "flip_high"),
-          num(x["floor"]), std::isnan(control_max) ? "n/a" : num(json(control_max)),
+          str(x, "condition"), str(x, "action"), num(at(x, "flip_rate")), interval(x, "flip_low", "flip_high"),
+          num(at(x, "floor")), std::isnan(control_max) ? "n/a" : num(json(control_max)),
           num(x.value("q_value", json()), 3), str(x, "reading")));
     }
   }
@@ -154,10 +161,10 @@ void mcq_lines(Book& book, const json& an) {
       if (str(q, "metric") == "shuffle_mcnemar") test = &q;
     }
     std::string line = fmt::format("MCQ accuracy at {} (replicate {}): {} = {}/{} as written", config,
-                                   num(r.value("replicate", json())), num(r["rate"]), num(r.value("x", json())),
+                                   num(r.value("replicate", json())), num(at(r, "rate")), num(r.value("x", json())),
                                    num(r.value("n", json())));
     if (shuffled != nullptr)
-      line += fmt::format(", {} = {}/{} with shuffled options", num((*shuffled)["rate"]),
+      line += fmt::format(", {} = {}/{} with shuffled options", num(at((*shuffled), "rate")),
                           num(shuffled->value("x", json())), num(shuffled->value("n", json())));
     if (test != nullptr) line += fmt::format(" (exact McNemar p = {})", num(test->value("p_value", json()), 4));
     book.at(subject).lines.push_back(line + ".");
@@ -173,7 +180,7 @@ void judge_lines(Book& book, const json& an) {
                                        num(r.value("panel_inappropriate", json()))));
     auto& all = book.at("all judges");
     if (f.contains("fleiss") && f["fleiss"].is_object())
-      all.lines.push_back(fmt::format("Fleiss kappa across the judges: {}{}.", num(f["fleiss"].value("kappa", json())),
+      all.lines.push_back(fmt::format("Fleiss kappa across the judges: {}{}.", num(at(f, "fleiss").value("kappa", json())),
                                       interval(f["fleiss"], "low", "high")));
     if (f.contains("logistic"))
       for (const auto& m : f["logistic"].value("models", json::array()))
@@ -183,7 +190,7 @@ void judge_lines(Book& book, const json& an) {
                                             num(t.value("coef", json())), interval(t, "low", "high"),
                                             f.contains("permutation") && f["permutation"].contains("p")
                                                 ? fmt::format("; exact permutation p = {}",
-                                                              num(f["permutation"]["p"], 4))
+                                                              num(at(f, "permutation")["p"], 4))
                                                 : std::string()));
   }
   if (an.contains("human_validity") && !an["human_validity"].contains("skipped")) {
@@ -196,7 +203,7 @@ void judge_lines(Book& book, const json& an) {
     if (worst != nullptr)
       book.at("all judges")
           .lines.push_back(fmt::format("Largest judge-minus-rater difference: {} vs {}: {}{} (positive = judge more lenient).",
-                                       str(*worst, "judge"), str(*worst, "reference"), num((*worst)["difference"]),
+                                       str(*worst, "judge"), str(*worst, "reference"), num(at((*worst), "difference")),
                                        interval(*worst, "low", "high")));
   }
 }

@@ -13,6 +13,7 @@
 #include "report/figures.h"
 #include "report/html.h"
 #include "report/markdown.h"
+#include "report/summary.h"
 
 namespace nf {
 namespace {
@@ -63,6 +64,17 @@ TEST(ReportFigures, GenericForestForAnyAnalysisWithEstimateAndInterval) {
   EXPECT_DOUBLE_EQ(v[1]["est"].get<double>(), 0.4);
   EXPECT_DOUBLE_EQ(v[1]["lo"].get<double>(), 0.3);
   EXPECT_DOUBLE_EQ(v[1]["hi"].get<double>(), 0.5);
+}
+
+// Results from an older or newer tool (missing fields, odd types) give fewer figures and summary
+// lines, never an exception.
+TEST(ReportFigures, OddShapesAreSkippedNotThrown) {
+  const json odd = json::parse(R"({"analyses": {"foo": 3, "floor": {"rows": [{"subject": 1}, 7]},
+    "fairness": {"rows": [{"flips": [{"flip_rate": "x"}, {"flip_rate": 0.1}], "floors": [{"action": 2}]}]},
+    "human_validity": {"pairs": [{"a": "G"}], "aggregation": [{"rule": "r"}], "judge_minus_rater": [{}]},
+    "mcq_robustness": {"rows": [{"metric": "accuracy_none"}]}}})");
+  EXPECT_NO_THROW(build_figures(odd));
+  EXPECT_NO_THROW(headline(odd));
 }
 
 TEST(ReportHtml, SameSectionsAsMarkdownEveryFigurePlacedNothingFetched) {
