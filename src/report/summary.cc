@@ -115,17 +115,21 @@ void fairness_lines(Book& book, const json& an) {
   for (const auto& row : an["fairness"]["rows"]) {
     auto& s = book.at(str(row, "subject"));
     // The pooled action floor is the fairness analysis's own headline number (seed 000 S3).
+    // The plain pooled row repeats the floor analysis's line when both ran on the same cell.
+    bool floor_line = false;
+    if (an.contains("floor") && an["floor"].contains("rows"))
+      for (const auto& r : an["floor"]["rows"])
+        floor_line = floor_line || (str(r, "subject") == str(row, "subject") && str(r, "config") == str(row, "config") &&
+                                    str(r, "condition") == str(row, "reference") && str(r, "outcome") == "pooled");
     for (const auto& a : row.value("floors", json::array()))
-      if (str(a, "action").rfind("pooled", 0) == 0)
+      if (str(a, "action").rfind("pooled", 0) == 0 && !(floor_line && str(a, "action") == "pooled"))
         s.lines.push_back(fmt::format("Floor over actions at {}, reference {} ({}): {} = {}/{}{}.", str(row, "config"),
                                       str(row, "reference"), str(a, "action"), num(at(a, "rate")), num(at(a, "discordant")),
                                       num(at(a, "comparisons")), interval(a, "ci_low", "ci_high")));
     const json all_flips = row.value("flips", json::array());
     std::vector<const json*> flips;
-    double control_max = NAN;
     for (const auto& x : all_flips) {
       if (x.value("control", false)) continue;
-      if (std::isnan(control_max)) control_max = dbl(x, "control_max");
       if (dbl(x, "flip_rate") > dbl(x, "floor")) flips.push_back(&x);
     }
     std::stable_sort(flips.begin(), flips.end(), [](const json* a, const json* b) {
@@ -139,9 +143,9 @@ void fairness_lines(Book& book, const json& an) {
     for (size_t i = 0; i < std::min<size_t>(3, flips.size()); ++i) {
       const auto& x = *flips[i];
       s.lines.push_back(fmt::format(
-          "Contrast {} on {}: flip rate {}{} against a floor of {} (largest control arm {}; q = {}): {}.",
+          "Contrast {} on {}: flip rate {}{} against a floor of {} (largest control arm on this action {}; q = {}): {}.",
           str(x, "condition"), str(x, "action"), num(at(x, "flip_rate")), interval(x, "flip_low", "flip_high"),
-          num(at(x, "floor")), std::isnan(control_max) ? "n/a" : num(json(control_max)),
+          num(at(x, "floor")), num(at(x, "control_max")),
           num(x.value("q_value", json()), 3), str(x, "reading")));
     }
   }

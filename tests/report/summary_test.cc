@@ -60,7 +60,11 @@ TEST(Summary, LargestEffectsAboveTheFloorFirstControlArmsExcluded) {
   EXPECT_EQ(contrasts[0].rfind("Contrast c on admit", 0), 0u) << contrasts[0];
   EXPECT_EQ(contrasts[1].rfind("Contrast e on admit", 0), 0u) << contrasts[1];
   EXPECT_EQ(contrasts[2].rfind("Contrast b on admit", 0), 0u) << contrasts[2];
-  EXPECT_NE(contrasts[0].find("largest control arm 0.070"), std::string::npos) << contrasts[0];
+  EXPECT_NE(contrasts[0].find("largest control arm on this action 0.070"), std::string::npos) << contrasts[0];
+  // The fairness pooled floor repeats the floor analysis's pooled line only when that one is absent.
+  int pooled_lines = 0;
+  for (const auto& l : h[0].lines) pooled_lines += l.find("(pooled)") != std::string::npos;
+  EXPECT_EQ(pooled_lines, 0);
 }
 
 TEST(Summary, FlagsAndMcqReplicateAreSaid) {
