@@ -35,7 +35,7 @@ struct StudyArgs {
 
 void add_study_args(CLI::App& app, StudyArgs& a) {
   app.add_option("study", a.study_path, "study file (YAML); see docs/study.md")->required();
-  app.add_option("--out", a.out_dir, "output directory for report.md and results.json (default: runs/<study name>)");
+  app.add_option("--out", a.out_dir, "output directory for report.md, report.html and results.json (default: runs/<study name>)");
   app.add_option("--store", a.store_path,
                  "SQLite store (default: the study's `store:`, else <out>/store.sqlite)");
   app.add_flag("--no-cache", a.no_cache, "do not look up the response cache (every draw calls the backend)");
@@ -132,7 +132,8 @@ int do_analyze(const std::string& cmd, Store& store, const std::string& out_dir,
   if (!results.ok()) return fail(cmd, results.status());
   Status st = write_report(out_dir, *results);
   if (!st.ok()) return fail(cmd, st);
-  std::fprintf(stderr, "%s: wrote %s/report.md and %s/results.json\n", cmd.c_str(), out_dir.c_str(), out_dir.c_str());
+  std::fprintf(stderr, "%s: wrote %s/report.md, %s/report.html and %s/results.json\n", cmd.c_str(), out_dir.c_str(),
+               out_dir.c_str(), out_dir.c_str());
   return 0;
 }
 

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "report/html.h"
+#include "report/summary.h"
 #include "report/rerun_section.h"
 #include "util/file.h"
 #include "util/strings.h"
@@ -331,6 +333,7 @@ std::string render_markdown(const nlohmann::json& results) {
   if (study.is_object() && !study.value("hash", "").empty())
     md += fmt::format(" · study hash `{}`", study.value("hash", "").substr(0, 16));
   md += "\n\n";
+  md += render_summary_markdown(results);
 
   const bool has_draws = results.contains("draws") && !results["draws"]["rows"].empty();
   md += "## Draws\n\n";
@@ -434,6 +437,7 @@ Status write_report(const std::string& out_dir, const nlohmann::json& results) {
   NF_RETURN_IF_ERROR(make_dirs(out_dir));
   NF_RETURN_IF_ERROR(write_file_atomic(out_dir + "/results.json", results.dump(2) + "\n"));
   NF_RETURN_IF_ERROR(write_file_atomic(out_dir + "/report.md", render_markdown(results)));
+  NF_RETURN_IF_ERROR(write_html_report(out_dir, results));
   return Status::Ok();
 }
 

@@ -9,12 +9,14 @@
 
 namespace nf {
 
-/// Returns the Markdown report for `results` (the object analyze_store returns): draw
+/// Returns the Markdown report for `results` (the object analyze_store returns): the summary
+/// (report/summary.h), draw
 /// status counts with parse and API-error rates, then one section per analysis with a
 /// table and a short note on how to read it. Pure function of its input.
 std::string render_markdown(const nlohmann::json& results);
 
-/// Writes DIR/results.json and DIR/report.md (creating DIR). Errors name the path.
+/// Writes DIR/results.json, DIR/report.md, DIR/report.html and DIR/figures.json (creating DIR;
+/// report/html.h). Errors name the path.
 Status write_report(const std::string& out_dir, const nlohmann::json& results);
 
 }  // namespace nf

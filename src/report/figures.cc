@@ -1,0 +1,493 @@
+#include "report/figures.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace nf {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kSchema = "https://vega.github.io/schema/vega/v5.json";
+constexpr int kMaxRows = 60;  // rows per forest plot; the tables keep every row
+
+std::string str(const json& o, const char* key) {
+  return o.is_object() && o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : std::string();
+}
+
+json numval(const json& o, const char* key) {
+  return o.is_object() && o.contains(key) && o[key].is_number() ? json(o[key].get<double>()) : json();
+}
+
+std::string fmt3(const json& v) { return v.is_number() ? fmt::format("{:.3f}", v.get<double>()) : "n/a"; }
+
+bool flagged(const json& r) { return r.value("degenerate", false) || r.value("few_clusters", false); }
+
+// A forest-plot row: label on the y axis, estimate, interval, colour group, flag and tooltip.
+json forest_row(const std::string& label, const std::string& group, const json& est, const json& lo, const json& hi,
+                const json& source_row) {
+  std::string tip = fmt::format("{}: {}", label, fmt3(est));
+  if (lo.is_number()) tip += fmt::format(" [{}, {}]", fmt3(lo), fmt3(hi));
+  json row = {{"label", label}, {"group", group}, {"est", est}, {"lo", lo.is_number() ? lo : est},
+              {"hi", hi.is_number() ? hi : est}, {"flag", flagged(source_row)}, {"xlo", nullptr}, {"xhi", nullptr}};
+  if (source_row.value("degenerate", false)) {
+    tip += "; degenerate interval (every resample equal)";
+    if (source_row.contains("exact_interval") && source_row["exact_interval"].is_object()) {
+      const auto& e = source_row["exact_interval"];
+      row["xlo"] = numval(e, "lo");
+      row["xhi"] = numval(e, "hi");
+      tip += fmt::format("; {} [{}, {}]", str(e, "method"), fmt3(row["xlo"]), fmt3(row["xhi"]));
+    }
+  }
+  if (source_row.value("few_clusters", false))
+    tip += fmt::format("; only {} clusters", source_row.value("clusters", json()).dump());
+  row["tip"] = tip;
+  return row;
+}
+
+// A horizontal forest plot (point + interval per row; flagged rows as red diamonds, an exact
+// interval for a degenerate row dashed below it). `zero_line` draws x = 0 for differences.
+json forest_spec(const std::string& title, json rows, const std::string& x_title, bool zero_line) {
+  const int n = static_cast<int>(rows.size());
+  std::set<std::string> groups;
+  for (const auto& r : rows) groups.insert(r["group"].get<std::string>());
+  json spec = json::parse(R"vega({
+    "width": 420, "padding": 5, "autosize": "pad",
+    "data": [{"name": "rows"},
+             {"name": "exact", "source": "rows", "transform": [{"type": "filter", "expr": "isValid(datum.xlo)"}]}],
+    "scales": [
+      {"name": "x", "type": "linear", "range": "width", "nice": true, "zero": true,
+       "domain": {"fields": [{"data": "rows", "field": "lo"}, {"data": "rows", "field": "hi"},
+                             {"data": "rows", "field": "est"}]}},
+      {"name": "y", "type": "band", "domain": {"data": "rows", "field": "label"}, "range": "height", "padding": 0.3},
+      {"name": "color", "type": "ordinal", "domain": {"data": "rows", "field": "group"}, "range": "category"}],
+    "axes": [{"orient": "bottom", "scale": "x", "grid": true},
+             {"orient": "left", "scale": "y", "labelLimit": 320}],
+    "marks": [
+      {"type": "rule", "from": {"data": "rows"}, "encode": {"enter": {
+        "x": {"scale": "x", "field": "lo"}, "x2": {"scale": "x", "field": "hi"},
+        "y": {"scale": "y", "field": "label", "band": 0.5},
+        "stroke": {"scale": "color", "field": "group"}, "strokeWidth": {"value": 2}}}},
+      {"type": "rule", "from": {"data": "exact"}, "encode": {"enter": {
+        "x": {"scale": "x", "field": "xlo"}, "x2": {"scale": "x", "field": "xhi"},
+        "y": {"scale": "y", "field": "label", "band": 0.5, "offset": 5},
+        "stroke": {"value": "#d62728"}, "strokeDash": {"value": [3, 2]}, "strokeWidth": {"value": 1.5}}}},
+      {"type": "symbol", "from": {"data": "rows"}, "encode": {"enter": {
+        "x": {"scale": "x", "field": "est"}, "y": {"scale": "y", "field": "label", "band": 0.5},
+        "fill": {"signal": "datum.flag ? '#d62728' : scale('color', datum.group)"},
+        "shape": {"signal": "datum.flag ? 'diamond' : 'circle'"},
+        "size": {"signal": "datum.flag ? 110 : 45"}, "tooltip": {"field": "tip"}}}}]
+  })vega");
+  spec["$schema"] = kSchema;
+  spec["title"] = {{"text", title}, {"anchor", "start"}, {"fontSize", 13}};
+  spec["height"] = std::max(40, 17 * n);
+  spec["data"][0]["values"] = std::move(rows);
+  spec["axes"][0]["title"] = x_title;
+  if (groups.size() > 1) spec["legends"] = json::array({{{"stroke", "color"}, {"title", ""}, {"orient", "right"}}});
+  if (zero_line)
+    spec["marks"].insert(spec["marks"].begin(), json::parse(R"vega({"type": "rule", "encode": {"enter": {
+        "x": {"scale": "x", "value": 0}, "y": {"value": 0}, "y2": {"signal": "height"},
+        "stroke": {"value": "#888"}, "strokeDash": {"value": [4, 3]}}}})vega"));
+  return spec;
+}
+
+// A line chart of `y` against `x`, one line per series, with optional vertical intervals.
+json curve_spec(const std::string& title, json points, const std::string& x_title, const std::string& y_title) {
+  json spec = json::parse(R"vega({
+    "width": 420, "height": 220, "padding": 5, "autosize": "pad",
+    "data": [{"name": "points"},
+             {"name": "ci", "source": "points", "transform": [{"type": "filter", "expr": "isValid(datum.lo)"}]}],
+    "scales": [
+      {"name": "x", "type": "linear", "range": "width", "nice": true, "zero": false,
+       "domain": {"data": "points", "field": "x"}},
+      {"name": "y", "type": "linear", "range": "height", "nice": true, "zero": true,
+       "domain": {"fields": [{"data": "points", "field": "y"}, {"data": "ci", "field": "hi"}]}},
+      {"name": "color", "type": "ordinal", "domain": {"data": "points", "field": "series"}, "range": "category"}],
+    "axes": [{"orient": "bottom", "scale": "x", "tickMinStep": 1},
+             {"orient": "left", "scale": "y", "grid": true}],
+    "legends": [{"stroke": "color", "title": "", "orient": "right"}],
+    "marks": [
+      {"type": "group", "from": {"facet": {"name": "line", "data": "points", "groupby": "series"}},
+       "marks": [{"type": "line", "from": {"data": "line"}, "sort": {"field": "datum.x"}, "encode": {"enter": {
+         "x": {"scale": "x", "field": "x"}, "y": {"scale": "y", "field": "y"},
+         "stroke": {"scale": "color", "field": "series"}, "strokeWidth": {"value": 1.5}}}}]},
+      {"type": "rule", "from": {"data": "ci"}, "encode": {"enter": {
+        "x": {"scale": "x", "field": "x"}, "y": {"scale": "y", "field": "lo"}, "y2": {"scale": "y", "field": "hi"},
+        "stroke": {"scale": "color", "field": "series"}, "strokeOpacity": {"value": 0.5}}}},
+      {"type": "symbol", "from": {"data": "points"}, "encode": {"enter": {
+        "x": {"scale": "x", "field": "x"}, "y": {"scale": "y", "field": "y"},
+        "fill": {"signal": "datum.flag ? '#d62728' : scale('color', datum.series)"},
+        "shape": {"signal": "datum.flag ? 'diamond' : 'circle'"},
+        "size": {"value": 40}, "tooltip": {"field": "tip"}}}}]
+  })vega");
+  spec["$schema"] = kSchema;
+  spec["title"] = {{"text", title}, {"anchor", "start"}, {"fontSize", 13}};
+  spec["data"][0]["values"] = std::move(points);
+  spec["axes"][0]["title"] = x_title;
+  spec["axes"][1]["title"] = y_title;
+  return spec;
+}
+
+json point(const std::string& series, double x, const json& y, const json& lo, const json& hi, const json& src,
+           const std::string& what) {
+  std::string tip = fmt::format("{}: {} = {}", series, what, fmt3(y));
+  if (lo.is_number()) tip += fmt::format(" [{}, {}]", fmt3(lo), fmt3(hi));
+  return {{"series", series}, {"x", x}, {"y", y}, {"lo", lo}, {"hi", hi}, {"flag", flagged(src)}, {"tip", tip}};
+}
+
+json figure(const std::string& id, const std::string& analysis, const std::string& title, const std::string& caption,
+            json spec) {
+  spec["description"] = title;
+  return {{"id", id}, {"analysis", analysis}, {"title", title}, {"caption", caption}, {"spec", std::move(spec)}};
+}
+
+std::string cell_label(const json& r) {
+  return fmt::format("{} · {} · {}", str(r, "subject"), str(r, "config"), str(r, "condition"));
+}
+
+// The reference conditions as the summary chooses them: the fairness analysis's references,
+// else "none" when present, else the first condition named.
+std::set<std::string> reference_conditions(const json& rows, const json& an) {
+  std::set<std::string> refs;
+  if (an.contains("fairness") && an["fairness"].is_object())
+    for (const auto& r : an["fairness"].value("rows", json::array()))
+      if (!str(r, "reference").empty()) refs.insert(str(r, "reference"));
+  if (!refs.empty()) return refs;
+  for (const auto& r : rows)
+    if (str(r, "condition") == "none") refs.insert("none");
+  if (refs.empty() && !rows.empty()) refs.insert(str(rows[0], "condition"));
+  return refs;
+}
+
+void floor_figures(json& out, const json& f, const json& an) {
+  const auto rows = f.value("rows", json::array());
+  std::set<std::string> refs = reference_conditions(rows, an);
+  json values = json::array();
+  for (const auto& r : rows) {
+    const bool pooled = str(r, "outcome") == "pooled";
+    if (rows.size() > static_cast<size_t>(kMaxRows) && !pooled && !refs.count(str(r, "condition"))) continue;
+    if (!r.contains("rate") || !r["rate"].is_number()) continue;
+    values.push_back(forest_row(cell_label(r) + " · " + str(r, "outcome"), pooled ? "pooled" : "per outcome",
+                                numval(r, "rate"), numval(r, "ci_low"), numval(r, "ci_high"), r));
+    if (values.size() >= static_cast<size_t>(kMaxRows)) break;
+  }
+  if (values.empty()) return;
+  out.push_back(figure("floor-intervals", "floor", "Instability floor with cluster-bootstrap intervals",
+                       rows.size() > static_cast<size_t>(kMaxRows)
+                           ? "Pooled rows and the reference condition's outcomes (the table lists every row)."
+                           : "Share of disagreeing replicate pairs; bars are the item-cluster bootstrap interval.",
+                       forest_spec("Instability floor", std::move(values), "floor (share of disagreeing pairs)",
+                                   false)));
+}
+
+void majority_figures(json& out, const json& m, const json& floor, const json& an) {
+  // One series per cell on its pooled outcome (or its only outcome); R' = 1 is the plain floor.
+  auto series_rows = [](const json& rows) {
+    std::set<std::string> with_pooled;
+    for (const auto& r : rows)
+      if (str(r, "outcome") == "pooled") with_pooled.insert(cell_label(r));
+    json keep = json::array();
+    for (const auto& r : rows)
+      if (str(r, "outcome") == "pooled" || !with_pooled.count(cell_label(r))) keep.push_back(r);
+    return keep;
+  };
+  const json mrows = series_rows(m.value("rows", json::array()));
+  if (mrows.empty()) return;
+  std::set<std::string> refs = reference_conditions(mrows, an);
+  std::set<std::string> series;
+  for (const auto& r : mrows) series.insert(cell_label(r) + " · " + str(r, "outcome"));
+  const bool restrict = series.size() > 12;
+  json points = json::array();
+  auto add = [&](const json& r, double x) {
+    if (restrict && !refs.count(str(r, "condition"))) return;
+    if (!r.contains("rate") || !r["rate"].is_number()) return;
+    points.push_back(point(cell_label(r) + " · " + str(r, "outcome"), x, numval(r, "rate"), numval(r, "ci_low"),
+                           numval(r, "ci_high"), r, "floor"));
+  };
+  std::set<std::string> seen;
+  for (const auto& r : mrows) seen.insert(cell_label(r) + " · " + str(r, "outcome"));
+  if (floor.is_object())
+    for (const auto& r : floor.value("rows", json::array()))
+      if (seen.count(cell_label(r) + " · " + str(r, "outcome"))) add(r, 1);
+  for (const auto& r : mrows) add(r, r.value("vote_size", 1));
+  if (points.empty()) return;
+  out.push_back(figure("majority-floor-curve", "majority_floor", "Floor after a majority vote of R' draws",
+                       restrict ? "Reference condition only (the table lists every condition). R' = 1 is the plain floor."
+                                : "R' = 1 is the plain floor; vertical bars are cluster-bootstrap intervals.",
+                       curve_spec("Majority-vote floor", std::move(points), "votes per answer (R')", "floor")));
+}
+
+// Per-action forest plot of flip rates over the floor band (seed 000 §III.B, S10, S12).
+json fairness_forest_spec(const std::string& title, json flips, int conditions) {
+  json spec = json::parse(R"vega({
+    "padding": 5, "autosize": "pad",
+    "layout": {"columns": 3, "padding": {"row": 24, "column": 24}, "bounds": "full", "align": "all"},
+    "data": [{"name": "flips"}],
+    "scales": [
+      {"name": "x", "type": "linear", "range": [0, 200], "nice": true, "zero": true,
+       "domain": {"fields": [{"data": "flips", "field": "hi"}, {"data": "flips", "field": "floor_hi"},
+                             {"data": "flips", "field": "control_max"}]}},
+      {"name": "y", "type": "band", "domain": {"data": "flips", "field": "condition"}, "range": [0, 100],
+       "padding": 0.3},
+      {"name": "kind", "type": "ordinal", "domain": ["contrast", "control arm", "flagged interval"],
+       "range": ["#1f77b4", "#7f7f7f", "#d62728"]}],
+    "legends": [{"fill": "kind", "title": "", "orient": "top", "direction": "horizontal",
+                 "symbolType": "circle"}],
+    "marks": [{"type": "group", "from": {"facet": {"name": "cell", "data": "flips", "groupby": "action"}},
+      "sort": {"field": "datum.action"},
+      "title": {"text": {"signal": "parent.action"}, "anchor": "start", "fontSize": 12},
+      "encode": {"update": {"width": {"value": 200}, "height": {"value": 100}}},
+      "data": [{"name": "band", "source": "cell", "transform": [{"type": "aggregate",
+        "fields": ["floor", "floor_lo", "floor_hi", "control_max"], "ops": ["min", "min", "max", "max"],
+        "as": ["floor", "lo", "hi", "cmax"]}]}],
+      "axes": [{"orient": "bottom", "scale": "x", "tickCount": 4, "grid": true, "title": "flip rate"},
+               {"orient": "left", "scale": "y", "labelLimit": 190, "labelFontSize": 9}],
+      "marks": [
+        {"type": "rect", "from": {"data": "band"}, "encode": {"enter": {
+          "x": {"scale": "x", "field": "lo"}, "x2": {"scale": "x", "field": "hi"},
+          "y": {"value": 0}, "y2": {"field": {"group": "height"}},
+          "fill": {"value": "#ff7f0e"}, "fillOpacity": {"value": 0.18},
+          "tooltip": {"signal": "'floor ' + format(datum.floor, '.3f') + ' [' + format(datum.lo, '.3f') + ', ' + format(datum.hi, '.3f') + ']'"}}}},
+        {"type": "rule", "from": {"data": "band"}, "encode": {"enter": {
+          "x": {"scale": "x", "field": "floor"}, "y": {"value": 0}, "y2": {"field": {"group": "height"}},
+          "stroke": {"value": "#ff7f0e"}, "strokeWidth": {"value": 2}}}},
+        {"type": "rule", "from": {"data": "band"}, "encode": {"enter": {
+          "x": {"scale": "x", "field": "cmax"}, "y": {"value": 0}, "y2": {"field": {"group": "height"}},
+          "stroke": {"value": "#555"}, "strokeDash": {"value": [4, 3]}}}},
+        {"type": "rule", "from": {"data": "cell"}, "encode": {"enter": {
+          "x": {"scale": "x", "field": "lo"}, "x2": {"scale": "x", "field": "hi"},
+          "y": {"scale": "y", "field": "condition", "band": 0.5},
+          "stroke": {"scale": "kind", "field": "kind"}, "strokeWidth": {"value": 1.5}}}},
+        {"type": "symbol", "from": {"data": "cell"}, "encode": {"enter": {
+          "x": {"scale": "x", "field": "est"}, "y": {"scale": "y", "field": "condition", "band": 0.5},
+          "fill": {"scale": "kind", "field": "kind"},
+          "shape": {"signal": "datum.kind === 'control arm' ? 'square' : (datum.kind === 'flagged interval' ? 'diamond' : 'circle')"},
+          "size": {"value": 40}, "tooltip": {"field": "tip"}}}}]}]
+  })vega");
+  const int h = std::max(40, 14 * conditions);
+  spec["$schema"] = kSchema;
+  spec["title"] = {{"text", title},
+                   {"subtitle", "orange: the action's floor and its interval (expected flip rate under no effect); "
+                                "dashed: largest control arm"},
+                   {"anchor", "start"},
+                   {"fontSize", 13}};
+  spec["scales"][1]["range"] = json::array({0, h});
+  spec["marks"][0]["encode"]["update"]["height"]["value"] = h;
+  spec["data"][0]["values"] = std::move(flips);
+  return spec;
+}
+
+void fairness_figures(json& out, const json& f) {
+  int n = 0;
+  for (const auto& row : f.value("rows", json::array())) {
+    const std::string who = fmt::format("{} / {}", str(row, "subject"), str(row, "config"));
+    const std::string id = fmt::format("fairness-{}", n++);
+    // Floors per action.
+    json floors = json::array();
+    json floor_of = json::object();
+    for (const auto& a : row.value("floors", json::array())) {
+      const std::string action = str(a, "action");
+      floor_of[action] = a;
+      if (!a.contains("rate") || !a["rate"].is_number()) continue;
+      floors.push_back(forest_row(action, action.rfind("pooled", 0) == 0 ? "pooled" : "action", numval(a, "rate"),
+                                  numval(a, "ci_low"), numval(a, "ci_high"), a));
+    }
+    if (!floors.empty())
+      out.push_back(figure(id + "-floors", "fairness", "Per-action instability floor: " + who,
+                           "Reference condition " + str(row, "reference") +
+                               "; bars are vignette-cluster bootstrap intervals.",
+                           forest_spec("Per-action floor (" + who + ")", std::move(floors), "floor", false)));
+    // Forest plot of flips against the floor band.
+    json flips = json::array();
+    std::set<std::string> conditions;
+    for (const auto& x : row.value("flips", json::array())) {
+      if (!x.contains("flip_rate") || !x["flip_rate"].is_number()) continue;
+      const std::string action = str(x, "action");
+      const json& fl = floor_of.contains(action) ? floor_of[action] : json::object();
+      const json lo = numval(x, "flip_low"), hi = numval(x, "flip_high");
+      const json floor_v = numval(x, "floor");
+      json floor_lo = numval(fl, "ci_low"), floor_hi = numval(fl, "ci_high");
+      if (!floor_lo.is_number()) floor_lo = floor_v;
+      if (!floor_hi.is_number()) floor_hi = floor_v;
+      const std::string kind = x.value("control", false) ? "control arm" : flagged(x) ? "flagged interval" : "contrast";
+      std::string tip = fmt::format("{} on {}: flip {} [{}, {}], floor {}; {}", str(x, "condition"), action,
+                                    fmt3(x["flip_rate"]), fmt3(lo), fmt3(hi), fmt3(floor_v), str(x, "reading"));
+      if (x.contains("q_value") && x["q_value"].is_number()) tip += "; q = " + fmt3(x["q_value"]);
+      if (x.value("few_clusters", false)) tip += fmt::format("; only {} clusters", x.value("clusters", json()).dump());
+      conditions.insert(str(x, "condition"));
+      flips.push_back({{"action", action}, {"condition", str(x, "condition")}, {"kind", kind},
+                       {"est", x["flip_rate"]}, {"lo", lo.is_number() ? lo : x["flip_rate"]},
+                       {"hi", hi.is_number() ? hi : x["flip_rate"]}, {"floor", floor_v}, {"floor_lo", floor_lo},
+                       {"floor_hi", floor_hi}, {"control_max", numval(x, "control_max")}, {"tip", tip}});
+    }
+    if (!flips.empty())
+      out.push_back(figure(id + "-flips", "fairness", "Flip rate against the floor: " + who,
+                           "One panel per action: each descriptor contrast's flip rate with its vignette-cluster "
+                           "interval; under no effect the expected flip rate is the floor (orange band). A contrast "
+                           "is credible only above the largest control arm (dashed).",
+                           fairness_forest_spec("Flip rate vs floor (" + who + ")", std::move(flips),
+                                                static_cast<int>(conditions.size()))));
+    // Subsampling and majority-vote curves.
+    json sub = json::array();
+    for (const auto& s : row.value("subsample", json::array()))
+      if (s.contains("rate") && s["rate"].is_number())
+        sub.push_back(point("pooled floor", s.value("k", 0), s["rate"], json(), json(), s, "floor"));
+    if (!sub.empty())
+      out.push_back(figure(id + "-subsample", "fairness", "Subsampling curve: " + who,
+                           "Pooled floor estimated from the first K vignettes (seed 000 S2).",
+                           curve_spec("Floor vs number of vignettes (" + who + ")", std::move(sub), "vignettes (K)",
+                                      "floor")));
+    json maj = json::array();
+    std::set<std::string> with_majority;
+    for (const auto& m : row.value("majority", json::array())) with_majority.insert(str(m, "action"));
+    for (const auto& a : row.value("floors", json::array()))
+      if (with_majority.count(str(a, "action")) && a.contains("rate") && a["rate"].is_number())
+        maj.push_back(point(str(a, "action"), 1, a["rate"], numval(a, "ci_low"), numval(a, "ci_high"), a, "floor"));
+    for (const auto& m : row.value("majority", json::array()))
+      if (m.contains("rate") && m["rate"].is_number())
+        maj.push_back(point(str(m, "action"), m.value("vote_size", 1), m["rate"], numval(m, "ci_low"),
+                            numval(m, "ci_high"), m, "floor"));
+    if (!maj.empty())
+      out.push_back(figure(id + "-majority", "fairness", "Majority-vote floor per action: " + who,
+                           "R' = 1 is the plain floor; larger R' answer with the majority of R' draws.",
+                           curve_spec("Floor after majority vote (" + who + ")", std::move(maj),
+                                      "votes per answer (R')", "floor")));
+  }
+}
+
+void human_validity_figures(json& out, const json& f) {
+  json cells = json::array();
+  auto add = [&](const std::string& row, const std::string& col, const json& k) {
+    if (!k.is_object() || !k.contains("estimate") || !k["estimate"].is_number()) return;
+    std::string tip = fmt::format("{} vs {}: kappa {}", row, col, fmt3(k["estimate"]));
+    if (k.contains("low") && k["low"].is_number()) tip += fmt::format(" [{}, {}]", fmt3(k["low"]), fmt3(k["high"]));
+    cells.push_back({{"row", row}, {"col", col}, {"kappa", k["estimate"]}, {"tip", tip}});
+  };
+  for (const auto& p : f.value("pairs", json::array())) {
+    add(str(p, "a"), str(p, "b"), p.value("cohen_kappa", json()));
+    add(str(p, "b"), str(p, "a"), p.value("cohen_kappa", json()));
+  }
+  for (const auto& a : f.value("aggregation", json::array())) add(str(a, "rule"), str(a, "reference"), a.value("kappa", json()));
+  if (!cells.empty()) {
+    json spec = json::parse(R"vega({
+      "padding": 5, "autosize": "pad",
+      "data": [{"name": "cells"}],
+      "scales": [
+        {"name": "x", "type": "band", "domain": {"data": "cells", "field": "col"}, "range": "width"},
+        {"name": "y", "type": "band", "domain": {"data": "cells", "field": "row"}, "range": "height"},
+        {"name": "c", "type": "linear", "domain": [-0.2, 1], "range": {"scheme": "blues"}, "clamp": true}],
+      "axes": [{"orient": "top", "scale": "x", "title": "reference rater"},
+               {"orient": "left", "scale": "y", "title": "rater or aggregation rule", "labelLimit": 240}],
+      "legends": [{"fill": "c", "title": "Cohen kappa", "orient": "right"}],
+      "marks": [
+        {"type": "rect", "from": {"data": "cells"}, "encode": {"enter": {
+          "x": {"scale": "x", "field": "col"}, "width": {"scale": "x", "band": 1, "offset": -1},
+          "y": {"scale": "y", "field": "row"}, "height": {"scale": "y", "band": 1, "offset": -1},
+          "fill": {"scale": "c", "field": "kappa"}, "tooltip": {"field": "tip"}}}},
+        {"type": "text", "from": {"data": "cells"}, "encode": {"enter": {
+          "x": {"scale": "x", "field": "col", "band": 0.5}, "y": {"scale": "y", "field": "row", "band": 0.5},
+          "align": {"value": "center"}, "baseline": {"value": "middle"}, "fontSize": {"value": 10},
+          "text": {"signal": "format(datum.kappa, '.2f')"},
+          "fill": {"signal": "datum.kappa > 0.6 ? 'white' : 'black'"}}}}]
+    })vega");
+    std::set<std::string> rows, cols;
+    for (const auto& c : cells) {
+      rows.insert(c["row"].get<std::string>());
+      cols.insert(c["col"].get<std::string>());
+    }
+    spec["$schema"] = kSchema;
+    spec["title"] = {{"text", "Agreement with each human rater (Cohen kappa)"}, {"anchor", "start"}, {"fontSize", 13}};
+    spec["width"] = std::max<int>(120, 70 * static_cast<int>(cols.size()));
+    spec["height"] = std::max<int>(60, 22 * static_cast<int>(rows.size()));
+    spec["data"][0]["values"] = std::move(cells);
+    out.push_back(figure("human-validity-kappa", "human_validity", "Kappa matrix: raters and judge rules vs raters",
+                         "Cohen kappa of each rater pair and of each aggregation rule against each rater; hover for "
+                         "the prompt-cluster bootstrap interval.",
+                         std::move(spec)));
+  }
+  json diffs = json::array();
+  for (const auto& r : f.value("judge_minus_rater", json::array()))
+    if (r.contains("difference") && r["difference"].is_number())
+      diffs.push_back(forest_row(str(r, "judge") + " vs " + str(r, "reference"), str(r, "reference"),
+                                 numval(r, "difference"), numval(r, "low"), numval(r, "high"), r));
+  if (!diffs.empty())
+    out.push_back(figure("human-validity-differences", "human_validity", "Judge minus rater",
+                         "Paired difference of appropriate rates (positive = judge more lenient) with prompt-cluster "
+                         "bootstrap intervals.",
+                         forest_spec("Judge minus rater (appropriate rate)", std::move(diffs), "difference", true)));
+}
+
+// Any array of rows with an estimate and an interval.
+void generic_figures(json& out, const std::string& name, const json& a) {
+  static const char* kEst[] = {"rate", "estimate", "difference", "flip_rate", "kappa", "coef"};
+  static const std::pair<const char*, const char*> kCi[] = {{"ci_low", "ci_high"}, {"low", "high"}};
+  static const std::set<std::string> kNotLabels = {"source", "method", "reading", "note", "formula", "provider"};
+  if (!a.is_object()) return;
+  for (const auto& [key, rows] : a.items()) {
+    if (!rows.is_array() || rows.empty() || !rows[0].is_object()) continue;
+    const char* est = nullptr;
+    const std::pair<const char*, const char*>* ci = nullptr;
+    for (const char* e : kEst)
+      if (rows[0].contains(e) && rows[0][e].is_number()) {
+        est = e;
+        break;
+      }
+    for (const auto& c : kCi)
+      if (rows[0].contains(c.first)) {
+        ci = &c;
+        break;
+      }
+    if (est == nullptr || ci == nullptr) continue;
+    json values = json::array();
+    for (const auto& r : rows) {
+      if (!r.contains(est) || !r[est].is_number()) continue;
+      std::string label;
+      std::string group;
+      for (const auto& [k, v] : r.items()) {
+        if (!v.is_string() || kNotLabels.count(k)) continue;
+        if (k == "metric" || k == "judge") group = v.get<std::string>();
+        label += (label.empty() ? "" : " · ") + v.get<std::string>();
+      }
+      values.push_back(forest_row(label, group.empty() ? key : group, r[est], numval(r, ci->first),
+                                  numval(r, ci->second), r));
+      if (values.size() >= static_cast<size_t>(kMaxRows)) break;
+    }
+    if (values.empty()) continue;
+    // Titles for the arrays the shipped analyses emit; any other reads "analysis: key".
+    static const std::map<std::string, std::string> kTitles = {
+        {"judge_panel/rates", "Appropriate-response rate by judge and subject"},
+        {"judge_panel/by_condition", "Appropriate-response rate by condition, judge and subject"},
+        {"mcq_robustness/rows", "MCQ accuracy and inappropriate-confident rates"}};
+    const auto known = kTitles.find(name + "/" + key);
+    const std::string title = known != kTitles.end() ? known->second : fmt::format("{}: {}", name, key);
+    out.push_back(figure(fmt::format("{}-{}", name, key), name, title,
+                         rows.size() > static_cast<size_t>(kMaxRows)
+                             ? fmt::format("First {} of {} rows (the table lists every row).", kMaxRows, rows.size())
+                             : std::string("Estimates with their intervals as results.json gives them."),
+                         forest_spec(title, std::move(values), est, false)));
+  }
+}
+
+}  // namespace
+
+nlohmann::json build_figures(const nlohmann::json& results) {
+  json out = json::array();
+  if (!results.is_object() || !results.contains("analyses") || !results["analyses"].is_object()) return out;
+  const auto& an = results["analyses"];
+  for (const auto& [name, a] : an.items()) {
+    if (!a.is_object() || a.contains("skipped")) continue;
+    if (name == "floor") floor_figures(out, a, an);
+    else if (name == "majority_floor") majority_figures(out, a, an.contains("floor") ? an["floor"] : json(), an);
+    else if (name == "fairness") fairness_figures(out, a);
+    else if (name == "human_validity") human_validity_figures(out, a);
+    else generic_figures(out, name, a);
+  }
+  return out;
+}
+
+}  // namespace nf
