@@ -18,9 +18,64 @@ std::string num(const nlohmann::json& v, int digits = 3) {
   return v.dump();
 }
 
-std::string ci(const nlohmann::json& row, const char* lo = "ci_low", const char* hi = "ci_high") {
+std::string ci_plain(const nlohmann::json& row, const char* lo = "ci_low", const char* hi = "ci_high") {
   if (!row.contains(lo) || row[lo].is_null()) return "n/a";
   return fmt::format("[{}, {}]", num(row[lo]), num(row[hi]));
+}
+
+// An integer with thousands separators ("1,125"); num() for anything else.
+std::string thousands(const nlohmann::json& v) {
+  if (!v.is_number_integer() || v.get<int64_t>() < 0) return num(v);
+  const std::string d = std::to_string(v.get<int64_t>());
+  std::string out;
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (i > 0 && (d.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(d[i]);
+  }
+  return out;
+}
+
+// The row's main cluster-bootstrap interval with its flags (metrics/interval_flags.h):
+// "[0.05, 0.20] · 16 clusters (few)", or for a degenerate one
+// "degenerate [0.000, 0.000]; Wilson [0.000, 0.023]† · 16 clusters (few)".
+std::string ci(const nlohmann::json& row, const char* lo = "ci_low", const char* hi = "ci_high") {
+  std::string s = ci_plain(row, lo, hi);
+  const bool main_interval = std::string(lo) == "ci_low" || std::string(lo) == "flip_low";
+  if (!main_interval || !row.contains("ci_method") || s == "n/a") return s;
+  if (row.value("degenerate", false) && row.contains("exact_interval"))
+    s = fmt::format("degenerate {}; Wilson [{}, {}]†", s, num(row["exact_interval"]["lo"]),
+                    num(row["exact_interval"]["hi"]));
+  if (row.contains("clusters"))
+    s += fmt::format(" · {} clusters{}", num(row["clusters"]), row.value("few_clusters", false) ? " (few)" : "");
+  return s;
+}
+
+// Said once under a table with a degenerate interval or few clusters.
+std::string interval_notes(const nlohmann::json& rows) {
+  bool degenerate = false, few = false;
+  for (const auto& r : rows) {
+    degenerate = degenerate || r.value("degenerate", false);
+    few = few || r.value("few_clusters", false);
+  }
+  std::string s;
+  if (degenerate)
+    s += "\n† Degenerate: every bootstrap resample gave the same value, so the bootstrap interval has no width; that "
+         "is not certainty. The Wilson score bound beside it treats pairs as independent, but pairs within an item "
+         "are not, so the true uncertainty is wider (docs/intervals.md).\n";
+  if (few)
+    s += "\n(few) = fewer than 20 clusters: the interval is the studentized cluster bootstrap, which holds its level "
+         "at 16 and 33 clusters where the percentile interval under-covers; with very few clusters read it as rough "
+         "(docs/intervals.md).\n";
+  return s;
+}
+
+// "items 16/16 · draws 160/160" (contributing items / planned, valid draws / planned).
+std::string coverage_cell(const nlohmann::json& row) {
+  if (!row.contains("coverage")) return "";
+  const auto& c = row["coverage"];
+  auto planned = [](const nlohmann::json& v) { return v.is_null() ? std::string("?") : num(v); };
+  return fmt::format("items {}/{} · draws {}/{}", num(c["items_contributing"]), planned(c["items_planned"]),
+                     num(c["valid_draws"]), planned(c["draws_planned"]));
 }
 
 std::string esc(const std::string& s) {
@@ -33,19 +88,28 @@ std::string esc(const std::string& s) {
 }
 
 void floor_table(std::string& md, const nlohmann::json& rows, bool majority) {
-  md += majority ? "| subject | config | condition | outcome | R' | discordant / comparisons | floor | 95% CI (cluster bootstrap) | Wilson | unanimous cells |\n"
-                   "|---|---|---|---|---|---|---|---|---|---|\n"
-                 : "| subject | config | condition | outcome | discordant / comparisons | floor | 95% CI (cluster bootstrap) | Wilson | unanimous cells |\n"
-                   "|---|---|---|---|---|---|---|---|---|\n";
+  md += majority ? "| subject | config | condition | outcome | R' | discordant / comparisons | floor | 95% CI (cluster bootstrap) | Wilson | unanimous cells | coverage |\n"
+                   "|---|---|---|---|---|---|---|---|---|---|---|\n"
+                 : "| subject | config | condition | outcome | discordant / comparisons | floor | 95% CI (cluster bootstrap) | Wilson | unanimous cells | coverage |\n"
+                   "|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : rows) {
     const bool pooled = r.value("outcome", "") == "pooled";
     const std::string outcome = pooled ? "**pooled**" : esc(r.value("outcome", ""));
     md += fmt::format("| {} | {} | {} | {} | ", esc(r.value("subject", "")), esc(r.value("config", "")),
                       esc(r.value("condition", "")), outcome);
     if (majority) md += fmt::format("{} | ", num(r.value("vote_size", nlohmann::json(1))));
-    md += fmt::format("{}/{} | {} | {} | {} | {} |\n", num(r["discordant"]), num(r["comparisons"]), num(r["rate"]),
-                      ci(r), ci(r, "wilson_low", "wilson_high"), num(r.value("unanimous_cells", nlohmann::json(0))));
+    md += fmt::format("{}/{} | {} | {} | {} | {} | {} |\n", num(r["discordant"]), num(r["comparisons"]), num(r["rate"]),
+                      ci(r), ci(r, "wilson_low", "wilson_high"), num(r.value("unanimous_cells", nlohmann::json(0))),
+                      coverage_cell(r));
   }
+  md += interval_notes(rows);
+  std::string planned_note;
+  for (const auto& r : rows)
+    if (r.contains("coverage") && r["coverage"].value("planned_note", "") != "")
+      planned_note = r["coverage"]["planned_note"].get<std::string>();
+  if (!planned_note.empty())
+    md += "\nCoverage = items that contributed pairs / items planned · valid draws / planned draws (planned: " +
+          planned_note + "). An item with 0 or 1 valid draws contributes no pair and is never counted unanimous.\n";
 }
 
 // "0.123 [0.050, 0.200]" from an object with estimate/coef and low/high.
@@ -255,12 +319,17 @@ void fairness_section(std::string& md, const nlohmann::json& f) {
     for (const auto& a : r["floors"])
       md += fmt::format("| {} | {}/{} | {} | {} | {}/{} | {} | {} |\n", a.value("action", ""), num(a["discordant"]),
                         num(a["comparisons"]), num(a["rate"]), ci(a), num(a["unanimous_cells"]), num(a["cells"]),
-                        num(a["normalised_ratio"]), num(a["vignettes_needed"]));
+                        num(a["normalised_ratio"]), thousands(a["vignettes_needed"]));
+    md += interval_notes(r["floors"]);
     if (r["paired_difference"].is_object()) {
       const auto& p = r["paired_difference"];
-      md += fmt::format("\nPaired difference {} - {}: ({} - {})/{} = {} {} (vignette-cluster bootstrap).\n",
+      const std::string diff = p.contains("difference_discordant")
+                                   ? fmt::format("{}/{} = ", num(p["difference_discordant"]), num(p["comparisons"]))
+                                   : "";
+      md += fmt::format("\nPaired difference {} - {}: ({} - {})/{} = {}{} {} (vignette-cluster percentile bootstrap, {} "
+                        "clusters).\n",
                         p.value("a", ""), p.value("b", ""), num(p["discordant_a"]), num(p["discordant_b"]),
-                        num(p["comparisons"]), num(p["difference"]), ci(p));
+                        num(p["comparisons"]), diff, num(p["difference"]), ci_plain(p), num(r["vignettes"]));
     }
     if (!r["subsample"].empty()) {
       md += "\nSubsampling curve (pooled floor over the first K vignettes of the order): ";
@@ -284,6 +353,9 @@ void fairness_section(std::string& md, const nlohmann::json& f) {
                           num(x["p_value"], 4), num(x["q_value"], 4), num(x["disparity"]),
                           ci(x, "disparity_low", "disparity_high"), num(x["control_max"]), x.value("reading", ""));
     }
+    if (!r["flips"].empty()) md += interval_notes(r["flips"]);
+    if (r.contains("contrasts_skipped") && r["contrasts_skipped"].is_string())
+      md += "\n> " + r["contrasts_skipped"].get<std::string>() + "\n";
     if (r["within_range_note"].is_string()) md += "\n> " + r["within_range_note"].get<std::string>() + "\n";
     md += "\n";
   }

@@ -119,12 +119,19 @@ Result<ClusterRatioInterval> cluster_ratio_interval(const std::vector<double>& n
   out.clusters = static_cast<int64_t>(n);
   out.resamples = resamples;
   out.seed = seed;
+  // A resample drawing only clusters of one ratio (e.g. only unanimous items of a sparse
+  // outcome) has se* = 0 and an infinite pivot; with a few such clusters that makes a bound
+  // infinite (a [0, 1] interval for 18/720). The pivot's denominator is floored at se / sqrt(G),
+  // one cluster's share of the standard error: it never binds in the dense slow-tier design
+  // and keeps the sparse one finite (docs/intervals.md gives both coverages).
+  const double se_floor = se / std::sqrt(static_cast<double>(n));
   std::vector<double> valid, t;
   for (size_t r = 0; r < reps.size(); ++r) {
     if (!std::isfinite(reps[r])) continue;
     valid.push_back(reps[r]);
     const double d = reps[r] - estimate;
-    t.push_back(ses[r] > 0.0 ? d / ses[r] : d == 0.0 ? 0.0 : (d > 0 ? kInf : -kInf));
+    const double s_r = std::max(ses[r], se_floor);
+    t.push_back(s_r > 0.0 ? d / s_r : d == 0.0 ? 0.0 : (d > 0 ? kInf : -kInf));
   }
   out.valid_replicates = static_cast<int>(valid.size());
   if (valid.empty()) return Undefined("cluster_ratio_interval: no bootstrap replicate gave a finite ratio");

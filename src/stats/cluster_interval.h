@@ -58,8 +58,9 @@ Result<Interval> studentized_interval(double estimate, double se, std::vector<do
 /// Studentized cluster bootstrap of sum(num) / sum(den): `resamples` replicates of G
 /// clusters drawn with replacement, replicate r from Rng::stream(seed, {r}) (the same draws
 /// as cluster_bootstrap_ratio, so percentile_low/high equal its interval). A replicate
-/// whose denominator is 0 is skipped; one whose se* is 0 gives t* = 0 when R* == R and
-/// +-infinity otherwise (kept: it belongs in a tail). The interval is clamped to
+/// whose denominator is 0 is skipped. The pivot is t* = (R* - R) / max(se*, se / sqrt(G)):
+/// the floor keeps a resample without spread (se* = 0, e.g. only unanimous items drawn)
+/// from giving an infinite pivot and a [0, 1] interval for a sparse outcome. The interval is clamped to
 /// [clamp_low, clamp_high] (default [0, 1], a rate). When every valid replicate equals the
 /// estimate the result is `degenerate` and low = high = estimate: report an exact or score
 /// bound beside it, never the bare interval. `threads` changes speed only.
