@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <set>
+#include <sstream>
 #include <system_error>
 #include <utility>
 
@@ -440,6 +441,7 @@ Status Parser::parse_subjects(const Entry& e, std::vector<SubjectSpec>* out, con
         return error(it->second.value, key + ".api_key_env",
                      "must be the NAME of an environment variable holding the key (letters, digits, '_'), "
                      "never the key itself");
+      s.api_key_env_where = fmt::format("{}:{}: {}.api_key_env", path_, line_of(it->second.value), key);
     }
     if (auto it = m.find("timeout_s"); it != m.end()) {
       NF_ASSIGN_OR_RETURN(s.timeout_s, read_number(it->second.value, key + ".timeout_s"));
@@ -877,13 +879,38 @@ Result<Study> Parser::parse(const std::string& text) {
 
 }  // namespace
 
+namespace {
+// A `{... ${VAR} ...}` flow map is the usual cause of "end of map flow not found": the `{` of
+// an unquoted ${VAR} opens a nested flow map. Returns the hint to append, or "".
+std::string flow_map_hint(const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    const auto open = line.find('{');
+    const auto var = line.find("${");
+    if (open != std::string::npos && var != std::string::npos && open < var &&
+        line.find("\"${") == std::string::npos && line.find("'${") == std::string::npos)
+      return fmt::format(" (line {} has an unquoted ${{...}} inside a flow map {{...}}: quote it, e.g. "
+                         "base_url: \"${{SIM_URL}}\", or write the map in block style)", n);
+  }
+  return "";
+}
+}  // namespace
+
 Result<Study> parse_study(const std::string& yaml_text, const std::string& path, const EnvLookup& env) {
   Parser p(path, env);
   try {
-    return p.parse(yaml_text);
+    auto study = p.parse(yaml_text);
+    if (!study.ok() && study.status().message().find("malformed YAML") != std::string::npos) {
+      const std::string hint = flow_map_hint(yaml_text);
+      if (!hint.empty()) return InvalidArgument(std::string(study.status().message()) + hint);
+    }
+    return study;
   } catch (const YAML::Exception& ex) {  // any yaml-cpp access that threw past a reader
     const int line = ex.mark.is_null() || ex.mark.line < 0 ? 1 : ex.mark.line + 1;
-    return InvalidArgument(fmt::format("{}:{}: malformed YAML: {}", path, line, ex.msg));
+    return InvalidArgument(fmt::format("{}:{}: malformed YAML: {}{}", path, line, ex.msg, flow_map_hint(yaml_text)));
   }
 }
 

@@ -1,0 +1,47 @@
+// Issue 12 item 6: what a new user ran into, one test per fix.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "common/test_data.h"
+
+namespace nf {
+namespace {
+
+using testing::CmdResult;
+using testing::run_cli;
+using testing::TempDir;
+
+bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+
+std::string local_study(const std::string& subject) {
+  return "name: local\nseed: 1\ntask: mcq\ndataset:\n  format: medqa\n  path: " + std::string(NF_SOURCE_DIR) +
+         "/data/sample-mcq.jsonl\n  id_field: id\nsubjects:\n" + subject +
+         "conditions: [none]\nconfigs:\n  temperature: [0.7]\nreplicates: 2\nanalyses:\n  floor: {}\n";
+}
+
+// The README's old flow-map subject: the error names the line and says to quote ${...}.
+TEST(NewUser, UnquotedEnvVarInFlowMapSaysQuoteIt) {
+  TempDir d;
+  testing::write_text(d / "s.yaml", local_study("  - {name: local, backend: openai, base_url: ${SIM_URL}, model: m}\n"));
+  CmdResult r = run_cli("audit " + d / "s.yaml" + " --quiet --out " + d / "out", d.path(), "SIM_URL=http://127.0.0.1:9/v1");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(has(r.err, "s.yaml:")) << r.err;
+  EXPECT_TRUE(has(r.err, "quote it")) << r.err;
+}
+
+// A missing API key names file:line:key and says serve-sim needs none.
+TEST(NewUser, MissingApiKeyNamesFileLineAndKey) {
+  TempDir d;
+  testing::write_text(d / "s.yaml", local_study("  - name: local\n    backend: openai\n    base_url: http://127.0.0.1:9/v1\n"
+                                                "    model: m\n    api_key_env: NF_TEST_KEY_THAT_IS_NOT_SET\n"));
+  CmdResult r = run_cli("audit " + d / "s.yaml" + " --quiet --out " + d / "out", d.path(),
+                        "env -u NF_TEST_KEY_THAT_IS_NOT_SET");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(has(r.err, "s.yaml:13: subjects[0].api_key_env")) << r.err;
+  EXPECT_TRUE(has(r.err, "NF_TEST_KEY_THAT_IS_NOT_SET is not set")) << r.err;
+  EXPECT_TRUE(has(r.err, "serve-sim")) << r.err;
+}
+
+}  // namespace
+}  // namespace nf
