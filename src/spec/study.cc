@@ -158,7 +158,8 @@ class Parser {
   Status parse_subjects(const Entry& e, std::vector<SubjectSpec>* out, const std::string& list_key) const;
   Status parse_conditions(const Entry& e, const std::string& task, std::vector<std::string>* out) const;
   Status parse_configs(const Entry& e, ConfigAxes* out) const;
-  Status parse_analyses(const Entry& e, std::vector<AnalysisSpec>* out) const;
+  // `replicates`: the study's, to refuse vote sizes that need more (two disjoint vote sets).
+  Status parse_analyses(const Entry& e, int replicates, std::vector<AnalysisSpec>* out) const;
   Status parse_bootstrap(const Entry& e, BootstrapSpec* out) const;
 
   std::string path_;
@@ -609,7 +610,27 @@ Status Parser::parse_configs(const Entry& e, ConfigAxes* out) const {
   return Status::Ok();
 }
 
-Status Parser::parse_analyses(const Entry& e, std::vector<AnalysisSpec>* out) const {
+namespace {
+// The fairness analysis's default vote sizes [3, 5] (metrics/fairness.h) that the study's
+// replicates can hold (2 R' <= replicates); [] when none fits.
+nlohmann::json default_fairness_vote_sizes(int replicates) {
+  nlohmann::json out = nlohmann::json::array();
+  for (int r : {3, 5})
+    if (2 * r <= replicates) out.push_back(r);
+  return out;
+}
+}  // namespace
+
+Status Parser::parse_analyses(const Entry& e, int replicates, std::vector<AnalysisSpec>* out) const {
+  // A majority vote of R' draws compares two disjoint R'-subsets of an item's replicates.
+  auto check_vote_size = [&](const YAML::Node& n, const std::string& k, int64_t size) -> Status {
+    if (2 * size > replicates)
+      return error(n, k,
+                   fmt::format("vote size {} needs at least {} replicates per item (two disjoint vote sets); the "
+                               "study has replicates: {} (raise replicates or lower the vote size)",
+                               size, 2 * size, replicates));
+    return Status::Ok();
+  };
   NF_ASSIGN_OR_RETURN(auto m, read_map(e.value, "analyses", known_analyses()));
   out->clear();
   // File order, not alphabetical: iterate the YAML map again.
@@ -631,6 +652,7 @@ Status Parser::parse_analyses(const Entry& e, std::vector<AnalysisSpec>* out) co
           for (const auto& n : nodes) {
             NF_ASSIGN_OR_RETURN(int64_t k, read_int(n, key + ".vote_sizes"));
             if (k < 1) return error(n, key + ".vote_sizes", fmt::format("must be positive integers, got {}", k));
+            NF_RETURN_IF_ERROR(check_vote_size(n, key + ".vote_sizes", k));
             sizes.push_back(k);
           }
         }
@@ -669,9 +691,25 @@ Status Parser::parse_analyses(const Entry& e, std::vector<AnalysisSpec>* out) co
         }
       }
     } else if (name == "fairness") {  // validated by metrics/fairness.cc; a band file path is resolved here
+      if (!v.IsMap()) a.options["vote_sizes"] = default_fairness_vote_sizes(replicates);
       if (v.IsMap()) {
         NF_ASSIGN_OR_RETURN(auto opts, read_map(v, key, kFairnessOptions));
         NF_ASSIGN_OR_RETURN(a.options, to_json(v, key));
+        if (auto it = opts.find("vote_sizes"); it != opts.end()) {
+          const YAML::Node& vs = it->second.value;
+          if (vs.IsSequence()) {
+            for (const auto& n : vs)
+              if (n.IsScalar()) {
+                auto k = read_int(n, key + ".vote_sizes");
+                if (k.ok()) NF_RETURN_IF_ERROR(check_vote_size(n, key + ".vote_sizes", *k));
+              }
+          } else if (vs.IsScalar()) {
+            auto k = read_int(vs, key + ".vote_sizes");
+            if (k.ok()) NF_RETURN_IF_ERROR(check_vote_size(vs, key + ".vote_sizes", *k));
+          }
+        } else {
+          a.options["vote_sizes"] = default_fairness_vote_sizes(replicates);
+        }
         if (auto it = opts.find("acceptable_bands"); it != opts.end()) {
           NF_ASSIGN_OR_RETURN(std::string bp, read_string(it->second.value, key + ".acceptable_bands"));
           NF_ASSIGN_OR_RETURN(a.options["acceptable_bands"], resolve_path(bp, starts_with(it->second.value.Scalar(), "${")));
@@ -813,7 +851,7 @@ Result<Study> Parser::parse(const std::string& text) {
   else if (st.task == "vignette_agent") st.conditions = kVignetteConditions;
   if (auto it = m.find("configs"); it != m.end()) NF_RETURN_IF_ERROR(parse_configs(it->second, &st.axes));
   if (auto it = m.find("analyses"); it != m.end()) {
-    NF_RETURN_IF_ERROR(parse_analyses(it->second, &st.analyses));
+    NF_RETURN_IF_ERROR(parse_analyses(it->second, st.replicates, &st.analyses));
   } else {
     for (const auto& a : known_analyses()) {
       if (a == "fairness" && st.task != "vignette_agent") continue;
@@ -824,7 +862,10 @@ Result<Study> Parser::parse(const std::string& text) {
       // (metrics/analyze.cc), so a study without judges does not list them.
       if (a == "judge_panel" || a == "human_validity") continue;
       AnalysisSpec spec{a, nlohmann::json::object()};
+      // The default majority vote of 3 needs 6 replicates; with fewer it would print 0/0 rows.
+      if (a == "majority_floor" && st.replicates < 6) continue;
       if (a == "majority_floor") spec.options["vote_sizes"] = nlohmann::json::array({3});
+      if (a == "fairness") spec.options["vote_sizes"] = default_fairness_vote_sizes(st.replicates);
       st.analyses.push_back(std::move(spec));
     }
   }

@@ -45,3 +45,37 @@ TEST(NewUser, MissingApiKeyNamesFileLineAndKey) {
 
 }  // namespace
 }  // namespace nf
+
+namespace nf {
+namespace {
+
+// A majority vote of 3 needs 6 replicates: refused at load, naming file:line:key.
+TEST(NewUser, VoteSizeLargerThanReplicatesAllowIsRefusedAtLoad) {
+  TempDir d;
+  std::string study = local_study("  - name: sim\n    backend: sim\n    model: sim-mcq-1\n");
+  study.replace(study.find("replicates: 2"), 13, "replicates: 4");
+  study += "  majority_floor: {vote_sizes: [3]}\n";
+  testing::write_text(d / "s.yaml", study);
+  CmdResult r = run_cli("audit " + d / "s.yaml" + " --quiet --out " + d / "out", d.path());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(has(r.err, "s.yaml:18: analyses.majority_floor.vote_sizes: vote size 3 needs at least 6 replicates"))
+      << r.err;
+}
+
+// With the default analyses and 4 replicates there is no majority vote of 3 (no 0/0 table).
+TEST(NewUser, DefaultAnalysesWithFourReplicatesSkipTheMajorityVote) {
+  TempDir d;
+  std::string study = local_study("  - name: sim\n    backend: sim\n    model: sim-mcq-1\n");
+  study.replace(study.find("replicates: 2"), 13, "replicates: 4");
+  study = study.substr(0, study.find("analyses:"));
+  testing::write_text(d / "s.yaml", study);
+  CmdResult r = run_cli("audit " + d / "s.yaml" + " --quiet --out " + d / "out", d.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string md = testing::slurp(d / "out/report.md");
+  EXPECT_TRUE(has(md, "## Instability floor")) << md;
+  EXPECT_FALSE(has(md, "0/0")) << md;
+  EXPECT_FALSE(has(md, "## Majority-vote floor")) << md;
+}
+
+}  // namespace
+}  // namespace nf
