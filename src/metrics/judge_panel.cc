@@ -101,6 +101,11 @@ Result<stats::LogitFit> fit_model(const PanelData& p, const std::vector<std::vec
 
 }  // namespace
 
+bool is_imported_missing_vote(const JudgmentRow& r) {
+  return r.status == "api_error" && !r.label && !r.draw_id && r.settings.is_object() &&
+         r.settings.value("imported", false);
+}
+
 Result<PanelData> build_panel(const std::vector<JudgmentRow>& judgments) {
   PanelData p;
   std::map<std::string, std::string> sprov, jprov;
@@ -135,7 +140,7 @@ Result<PanelData> build_panel(const std::vector<JudgmentRow>& judgments) {
     if (r.status != "ok" || !r.label) {
       ++p.not_votes;
       if (r.status == "parse_error") ++p.parse_errors;
-      if (r.status == "api_error") ++p.api_errors;
+      if (r.status == "api_error" && !is_imported_missing_vote(r)) ++p.api_errors;
       continue;
     }
     PanelData::Vote v{index_of(p.subjects, r.subject), index_of(p.judges, r.judge), index_of(p.clusters, r.cluster),

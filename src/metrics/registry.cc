@@ -123,7 +123,7 @@ Result<nlohmann::json> run_judge_analysis(const std::string& name, AnalysisConte
   for (const auto& r : judgments) {
     if (r.status == "ok" && r.label) ++votes;
     if (r.status == "parse_error") ++parse_errors;
-    if (r.status == "api_error") ++api_errors;
+    if (r.status == "api_error" && !is_imported_missing_vote(r)) ++api_errors;
   }
   if (votes == 0) {  // e.g. every judge call failed: report that, do not fail the analysis
     j["skipped"] = fmt::format(
