@@ -428,15 +428,22 @@ std::string render_markdown(const nlohmann::json& results) {
     md += "Accuracy without and with shuffled options on the same items (exact two-sided McNemar on the "
           "discordant counts b = right then wrong, c = wrong then right), and the inappropriate-confident rate "
           "when the correct answer or the clinical context is removed (" + f.value("source", "") +
-          "). One draw per item and condition.\n\n"
-          "| subject | config | metric | x / n | rate | 95% CI | b | c | p |\n|---|---|---|---|---|---|---|---|---|\n";
+          "). One draw per item and condition, from the replicate in the `replicate` column (the lowest every "
+          "compared condition has), so the exact test stays valid; `all replicates` gives the same rate over every "
+          "ok draw.\n\n"
+          "| subject | config | metric | replicate | x / n | rate | 95% CI | b | c | p | all replicates |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|\n";
     for (const auto& r : f["rows"]) {
       const std::string xn = r.contains("x") ? fmt::format("{}/{}", num(r["x"]), num(r["n"]))
                                              : (r.contains("n") ? fmt::format("n = {}", num(r["n"])) : "");
-      md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", esc(r.value("subject", "")),
-                        esc(r.value("config", "")), r.value("metric", ""), xn, num(r["rate"]), ci(r),
-                        r.contains("b") ? num(r["b"]) : "", r.contains("c") ? num(r["c"]) : "",
-                        r.contains("p_value") ? num(r["p_value"], 4) : "");
+      const std::string all = r.contains("all_replicates")
+                                  ? fmt::format("{}/{} = {}", num(r["all_replicates"]["x"]),
+                                                num(r["all_replicates"]["n"]), num(r["all_replicates"]["rate"]))
+                                  : "";
+      md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", esc(r.value("subject", "")),
+                        esc(r.value("config", "")), r.value("metric", ""), num(r.value("replicate", nlohmann::json())),
+                        xn, num(r["rate"]), ci(r), r.contains("b") ? num(r["b"]) : "",
+                        r.contains("c") ? num(r["c"]) : "", r.contains("p_value") ? num(r["p_value"], 4) : "", all);
     }
     md += "\n";
   }
