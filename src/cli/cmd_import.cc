@@ -1,6 +1,7 @@
 // noisefloor import | export
 #include <cstdio>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <string>
 #include <optional>
@@ -325,12 +326,15 @@ int cmd_import(int argc, char** argv) {
 int cmd_export(int argc, char** argv) {
   CLI::App app{"Export a store's draws for pandas or R: JSONL (one draw per line, with outcomes) or CSV (one "
                "outcome per row, the long format); `import draws` reads both back, labels included.\n\nExample:\n"
-               "  noisefloor export --store runs/sample/store.sqlite --format csv --out draws.csv",
+               "  noisefloor export --store runs/sample/store.sqlite --format csv --out draws.csv\n"
+               "  noisefloor export --store runs/sample/store.sqlite --format csv > draws.csv\n\n"
+               "Rows come in draw-key order (subject, item, condition, config, replicate); each varying config "
+               "axis is also a column of its own (temperature, top_p, seed, max_tokens, template).",
                "noisefloor export"};
   std::string store_path, format = "jsonl", out;
   app.add_option("--store", store_path, "the SQLite store")->required();
   app.add_option("--format", format, "jsonl or csv")->check(CLI::IsMember({"jsonl", "csv"}));
-  app.add_option("--out", out, "output file")->required();
+  app.add_option("--out", out, "output file (written atomically); default or '-': standard output");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -339,7 +343,11 @@ int cmd_export(int argc, char** argv) {
   }
   auto store = Store::open_existing(store_path);
   if (!store.ok()) return fail("export", store.status());
-  Status st = format == "csv" ? (*store)->export_csv(out) : (*store)->export_jsonl(out);
+  Status st;
+  if (out.empty() || out == "-")
+    st = format == "csv" ? (*store)->export_csv(std::cout) : (*store)->export_jsonl(std::cout);
+  else
+    st = format == "csv" ? (*store)->export_csv(out) : (*store)->export_jsonl(out);
   if (!st.ok()) return fail("export", st);
   return 0;
 }

@@ -1,7 +1,11 @@
 // Issue 12 item 6: what a new user ran into, one test per fix.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "common/test_data.h"
 
@@ -98,6 +102,45 @@ TEST(NewUser, ImportedNullVotesAreMissingNotApiErrorsAndReimportSkips) {
   const std::string md = testing::slurp(d / "out/report.md");
   EXPECT_TRUE(has(md, "Votes: 798 (not votes: 2: 0 parse errors, 0 API errors, 2 missing votes)")) << md;
   EXPECT_FALSE(has(md, "retried by the next")) << md;
+}
+
+}  // namespace
+}  // namespace nf
+
+namespace nf {
+namespace {
+
+// `export --format csv` without --out writes to stdout (as the README's command table says),
+// rows in draw-key order, the temperature axis as a numeric column.
+TEST(NewUser, ExportCsvToStdoutInDrawKeyOrderWithNumericConfigColumns) {
+  TempDir d;
+  std::string study = local_study("  - name: sim\n    backend: sim\n    model: sim-mcq-1\n");
+  study.replace(study.find("temperature: [0.7]"), 18, "temperature: [0, 0.7]");
+  testing::write_text(d / "s.yaml", study);
+  CmdResult a = run_cli("audit " + d / "s.yaml" + " --quiet --out " + d / "out" + " --store " + d / "s.sqlite", d.path());
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  CmdResult e = run_cli("export --store " + d / "s.sqlite" + " --format csv", d.path());
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  std::istringstream in(e.out);
+  std::string header, line;
+  std::getline(in, header);
+  EXPECT_EQ(header, "subject,item,cluster,condition,config,replicate,status,outcome,value,label,temperature");
+  std::vector<std::string> keys;
+  int rows = 0;
+  while (std::getline(in, line)) {
+    ++rows;
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+    ASSERT_EQ(f.size(), 11u) << line;
+    EXPECT_EQ(f[10], f[4] == "temperature=0" ? "0" : "0.7") << line;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%s\x01%s\x01%s\x01%s\x01%06d", f[0].c_str(), f[1].c_str(), f[3].c_str(), f[4].c_str(),
+                  std::stoi(f[5]));
+    keys.push_back(buf);
+  }
+  EXPECT_EQ(rows, 24 * 2 * 2 * 2);  // items x configs x replicates x outcomes (correct, choice)
+  EXPECT_TRUE(std::is_sorted(keys.begin(), keys.end()));
 }
 
 }  // namespace
