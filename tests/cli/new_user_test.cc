@@ -145,3 +145,34 @@ TEST(NewUser, ExportCsvToStdoutInDrawKeyOrderWithNumericConfigColumns) {
 
 }  // namespace
 }  // namespace nf
+
+namespace nf {
+namespace {
+
+// Top-level help lists every kind `import` accepts (read from `import --help`, so a new
+// kind without a help entry fails here); run --help does not promise a report.
+TEST(NewUser, HelpListsEveryImportKindAndRunHelpPromisesNoReport) {
+  TempDir d;
+  CmdResult imp = run_cli("import --help", d.path());
+  const auto at = imp.out.find("what FILE holds: ");
+  ASSERT_NE(at, std::string::npos) << imp.out;
+  std::string list = imp.out.substr(at + 17, imp.out.find('\n', at) - at - 17);
+  std::vector<std::string> kinds;
+  for (size_t s = 0; s < list.size();) {
+    size_t e = list.find(" | ", s);
+    kinds.push_back(list.substr(s, e == std::string::npos ? std::string::npos : e - s));
+    if (e == std::string::npos) break;
+    s = e + 3;
+  }
+  ASSERT_GE(kinds.size(), 5u) << list;
+  CmdResult top = run_cli("--help", d.path());
+  const auto line_at = top.out.find("  import ");
+  ASSERT_NE(line_at, std::string::npos) << top.out;
+  const std::string line = top.out.substr(line_at, top.out.find('\n', line_at) - line_at);
+  for (const auto& k : kinds) EXPECT_TRUE(has(line, k)) << k << " missing from: " << line;
+  CmdResult run = run_cli("run --help", d.path());
+  EXPECT_TRUE(has(run.out, "run writes no report")) << run.out;
+}
+
+}  // namespace
+}  // namespace nf
