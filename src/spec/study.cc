@@ -361,7 +361,11 @@ Status Parser::parse_dataset(const Entry& e, DatasetSpec* out) const {
   NF_ASSIGN_OR_RETURN(out->path, resolve_path(raw, env_rooted));
   std::error_code ec;
   if (!std::filesystem::exists(out->path, ec))
-    return NotFound(fmt::format("{}:{}: dataset.path: no such file: {}", path_, line_of(pit->second.value), out->path));
+    return NotFound(fmt::format("{}:{}: dataset.path: no such file: {} ({})", path_, line_of(pit->second.value),
+                                out->path,
+                                env_rooted ? "a path starting with ${VAR} takes the variable's value as the shell "
+                                             "does: a relative value resolves against the working directory"
+                                           : "a relative path resolves against the study file's directory"));
   if (std::filesystem::is_directory(out->path, ec))
     return error(pit->second.value, "dataset.path", fmt::format("is a directory, expected a file: {}", out->path));
   if (auto it = m.find("limit"); it != m.end()) {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -172,6 +173,35 @@ TEST(NewUser, HelpListsEveryImportKindAndRunHelpPromisesNoReport) {
   for (const auto& k : kinds) EXPECT_TRUE(has(line, k)) << k << " missing from: " << line;
   CmdResult run = run_cli("run --help", d.path());
   EXPECT_TRUE(has(run.out, "run writes no report")) << run.out;
+}
+
+}  // namespace
+}  // namespace nf
+
+namespace nf {
+namespace {
+
+// One rule for relative paths (docs/study.md): a study-relative path resolves against the
+// study file's folder, a relative ${VAR} value against the working directory; the error
+// says which rule applied.
+TEST(NewUser, RelativePathRulesAreStatedInTheError) {
+  TempDir d;
+  std::filesystem::create_directories(d / "sub");
+  std::string study = local_study("  - name: sim\n    backend: sim\n    model: sim-mcq-1\n");
+  const auto at = study.find(std::string(NF_SOURCE_DIR) + "/data/sample-mcq.jsonl");
+  std::string env_study = study, rel_study = study;
+  env_study.replace(at, std::string(NF_SOURCE_DIR).size() + 22, "${NF_TEST_DIR}/items.jsonl");
+  rel_study.replace(at, std::string(NF_SOURCE_DIR).size() + 22, "items.jsonl");
+  testing::write_text(d / "sub/env.yaml", env_study);
+  testing::write_text(d / "sub/rel.yaml", rel_study);
+  // items.jsonl exists in d (the working directory), not in d/sub (the study's folder).
+  testing::write_text(d / "items.jsonl", testing::slurp(std::string(NF_SOURCE_DIR) + "/data/sample-mcq.jsonl"));
+  CmdResult env = run_cli("audit sub/env.yaml --quiet --out out1", d.path(), "cd " + d.path() + " && NF_TEST_DIR=.");
+  EXPECT_EQ(env.exit_code, 0) << env.err;
+  CmdResult rel = run_cli("audit sub/rel.yaml --quiet --out out2", d.path(), "cd " + d.path() + " &&");
+  EXPECT_EQ(rel.exit_code, 2) << rel.err;
+  EXPECT_TRUE(has(rel.err, "sub/items.jsonl")) << rel.err;
+  EXPECT_TRUE(has(rel.err, "resolves against the study file's directory")) << rel.err;
 }
 
 }  // namespace
