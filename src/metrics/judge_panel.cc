@@ -286,7 +286,7 @@ Result<json> judge_panel_analysis(const PanelData& p, const JudgePanelOptions& o
       focus = s;
     }
   }
-  out["self_preference"] = sp;
+  out["same_provider_effect"] = sp;
 
   // ---- logistic models with clustered bootstrap CIs
   if (!options.focus_subject.empty()) {

@@ -72,7 +72,7 @@ struct JudgePanelOptions {
 ///              Wilson 95% interval, and per judge over all subjects (Table 4);
 ///  fleiss      Fleiss kappa over the (subject, item) units rated by every judge, with a
 ///              prompt-clustered bootstrap CI, and the mean pairwise raw agreement;
-///  self_preference  per subject with exactly one same-provider judge: own rate, peer
+///  same_provider_effect  per subject with exactly one same-provider judge: own rate, peer
 ///              mean rate (mean of the other judges' rates), raw gap = own - peer, the
 ///              own judge's leniency on the other subjects (mean over them of its rate
 ///              minus the mean of the other judges' rates) and DiD = raw - leniency

@@ -23,6 +23,13 @@ std::string ci_plain(const nlohmann::json& row, const char* lo = "ci_low", const
   return fmt::format("[{}, {}]", num(row[lo]), num(row[hi]));
 }
 
+// 1 - x for a rate stored in the inappropriate direction: every judge table reads in one
+// direction, the share of answers judged appropriate (issue 12 item 6).
+std::string appropriate_of(const nlohmann::json& inappropriate, int digits = 3) {
+  if (!inappropriate.is_number()) return "n/a";
+  return num(nlohmann::json(1.0 - inappropriate.get<double>()), digits);
+}
+
 // An integer with thousands separators ("1,125"); num() for anything else.
 std::string thousands(const nlohmann::json& v) {
   if (!v.is_number_integer() || v.get<int64_t>() < 0) return num(v);
@@ -171,22 +178,22 @@ void judge_panel_section(std::string& md, const nlohmann::json& f) {
   if (f.contains("by_condition") && f["by_condition"].is_array() && !f["by_condition"].empty()) {
     md += "\n### Appropriate-response rate by condition\n\nThe probe's comparison (seed 004 §2.3): each conversation "
           "as written and with the latter half of its last user turn removed. CI: prompt-cluster bootstrap (replicates "
-          "and judges of one prompt are not independent).\n\n| subject | condition | judge | appropriate | rate [CI] "
-          "| inappropriate-confident |\n|---|---|---|---|---|---|\n";
+          "and judges of one prompt are not independent). Every judge table reads in one direction: the share of "
+          "answers judged appropriate (the seed's inappropriate-confident rate is 1 minus it).\n\n"
+          "| subject | condition | judge | appropriate | rate [CI] |\n|---|---|---|---|---|\n";
     for (const auto& r : f["by_condition"])
-      md += fmt::format("| {} | {} | {} | {}/{} | {} | {} |\n", esc(r["subject"].get<std::string>()),
+      md += fmt::format("| {} | {} | {} | {}/{} | {} |\n", esc(r["subject"].get<std::string>()),
                         esc(r["condition"].get<std::string>()), esc(r["judge"].get<std::string>()), num(r["met"]),
-                        num(r["votes"]), est_ci(r, "rate", 3),
-                        num(nlohmann::json(1.0 - r["rate"].get<double>())));
+                        num(r["votes"]), est_ci(r, "rate", 3));
   }
   const auto& fl = f["fleiss"];
   md += fmt::format("\nFleiss kappa over the {} answers rated by every judge: {} (mean pairwise agreement {}).\n\n",
                     num(fl["complete_units"]), est_ci(fl, "kappa", 3), num(fl.value("mean_pairwise_agreement",
                                                                                       nlohmann::json()), 2));
-  md += "### Same-provider association\n\nRaw gap = own-provider judge's rate minus the mean of the other judges; "
+  md += "### Same-provider effect\n\nRaw gap = own-provider judge's rate minus the mean of the other judges; "
         "DiD nets out the own judge's leniency on the other subjects.\n\n"
         "| subject | own judge | own rate | peer mean | raw gap | DiD |\n|---|---|---|---|---|---|\n";
-  for (const auto& r : f["self_preference"])
+  for (const auto& r : f["same_provider_effect"])
     md += fmt::format("| {} | {} | {} | {} | {:+.3f} | {:+.3f} |\n", esc(r["subject"].get<std::string>()),
                       esc(r["own_judge"].get<std::string>()), num(r["own_rate"]), num(r["peer_rate"]),
                       r["raw_gap"].is_number() ? r["raw_gap"].get<double>() : 0.0,
@@ -214,7 +221,7 @@ void judge_panel_section(std::string& md, const nlohmann::json& f) {
                       "as extreme).\n\n", num(p["total"]), num(p["p"], 4), num(p["at_least"]));
   else if (p.contains("note"))
     md += "\nPermutation test: " + p["note"].get<std::string>() + "\n\n";
-  md += "### Evaluator dependence\n\nInappropriate-confident rate (1 − appropriate): own judge alone, full panel "
+  md += "### Evaluator dependence\n\nAppropriate-response rate: own judge alone, full panel "
         "(mean of judges), and leave-own-provider-out (a sensitivity analysis, not a common scale).\n\n"
         "| subject | own judge | full panel | leave own provider out | P(best) | P(worst) |\n|---|---|---|---|---|---|\n";
   for (const auto& r : f["leave_own_provider_out"]) {
@@ -225,8 +232,9 @@ void judge_panel_section(std::string& md, const nlohmann::json& f) {
         pw = num(q["p_last"], 2);
       }
     md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", esc(r["subject"].get<std::string>()),
-                      num(r.value("own_judge_inappropriate", nlohmann::json())), num(r["panel_inappropriate"]),
-                      num(r["leave_own_provider_out_inappropriate"]), pb, pw);
+                      appropriate_of(r.value("own_judge_inappropriate", nlohmann::json())),
+                      appropriate_of(r["panel_inappropriate"]), appropriate_of(r["leave_own_provider_out_inappropriate"]),
+                      pb, pw);
   }
   const auto& l = f["leave_one_judge_out"];
   md += "\nLeave-one-judge-out: the ranking (best first) is ";
@@ -288,7 +296,8 @@ void human_validity_section(std::string& md, const nlohmann::json& f) {
     for (const auto& r : refs) md += " " + num(c["rates"].value(r, nlohmann::json()), 2) + " |";
     md += "\n";
   }
-  md += "\n### Strata (item metadata, e.g. the perturbation audit)\n\n| stratum | n | judge inappropriate |";
+  md += "\n### Strata (item metadata, e.g. the perturbation audit)\n\nAppropriate-response rates.\n\n"
+        "| stratum | n | judge panel |";
   sep = "|---|---|---|";
   for (const auto& r : refs) {
     md += " " + esc(r) + " |";
@@ -297,7 +306,7 @@ void human_validity_section(std::string& md, const nlohmann::json& f) {
   md += " panel − consensus |\n" + sep + "---|\n";
   for (const auto& s : f["strata"]) {
     md += fmt::format("| {} | {} | {} |", esc(s["stratum"].get<std::string>()), num(s["n"]),
-                      num(s["judge_inappropriate"], 2));
+                      appropriate_of(s["judge_inappropriate"], 2));
     for (const auto& r : refs) md += " " + num(s["rates"].value(r, nlohmann::json()), 2) + " |";
     md += " " + num(s["panel_minus_consensus"], 2) + " |\n";
   }

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "common/test_data.h"
 
 namespace nf {
@@ -103,6 +105,16 @@ TEST(NewUser, ImportedNullVotesAreMissingNotApiErrorsAndReimportSkips) {
   const std::string md = testing::slurp(d / "out/report.md");
   EXPECT_TRUE(has(md, "Votes: 798 (not votes: 2: 0 parse errors, 0 API errors, 2 missing votes)")) << md;
   EXPECT_FALSE(has(md, "retried by the next")) << md;
+  // The judge sections read in one direction (appropriate), and the same-provider effect has
+  // one name in the README, the report and results.json.
+  const std::string judge_sections = md.substr(md.find("## Judge panel"));
+  EXPECT_FALSE(has(judge_sections, "nappropriate-confident rate (")) << judge_sections;
+  EXPECT_FALSE(has(judge_sections, "| judge inappropriate |")) << judge_sections;
+  EXPECT_TRUE(has(md, "### Same-provider effect")) << md;
+  const auto j = nlohmann::json::parse(testing::slurp(d / "out/results.json"));
+  EXPECT_TRUE(j["analyses"]["judge_panel"].contains("same_provider_effect"));
+  EXPECT_FALSE(j["analyses"]["judge_panel"].contains("self_preference"));
+  EXPECT_TRUE(has(testing::slurp(std::string(NF_SOURCE_DIR) + "/README.md"), "same-provider effect"));
 }
 
 }  // namespace
