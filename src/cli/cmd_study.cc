@@ -165,6 +165,7 @@ int study_command(const std::string& cmd, int argc, char** argv, bool run, bool 
   }
   auto study = load_study(a.study_path);
   if (!study.ok()) return fail(cmd, study.status());
+  for (const auto& w : study->warnings) std::fprintf(stderr, "noisefloor %s: warning: %s\n", cmd.c_str(), w.c_str());
   const std::string out = resolve_out(a, *study);
   const std::string store_path = resolve_store(a, *study, out);
   if (cmd == "run" && study->subjects.empty())  // before opening (creating) the store

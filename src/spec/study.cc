@@ -159,7 +159,8 @@ class Parser {
   Status parse_conditions(const Entry& e, const std::string& task, std::vector<std::string>* out) const;
   Status parse_configs(const Entry& e, ConfigAxes* out) const;
   // `replicates`: the study's, to refuse vote sizes that need more (two disjoint vote sets).
-  Status parse_analyses(const Entry& e, int replicates, std::vector<AnalysisSpec>* out) const;
+  Status parse_analyses(const Entry& e, int replicates, std::vector<AnalysisSpec>* out,
+                        std::vector<std::string>* warnings) const;
   Status parse_bootstrap(const Entry& e, BootstrapSpec* out) const;
 
   std::string path_;
@@ -625,14 +626,18 @@ nlohmann::json default_fairness_vote_sizes(int replicates) {
 }
 }  // namespace
 
-Status Parser::parse_analyses(const Entry& e, int replicates, std::vector<AnalysisSpec>* out) const {
-  // A majority vote of R' draws compares two disjoint R'-subsets of an item's replicates.
+Status Parser::parse_analyses(const Entry& e, int replicates, std::vector<AnalysisSpec>* out,
+                              std::vector<std::string>* warnings) const {
+  // A majority vote of R' draws compares two disjoint R'-subsets of an item's replicates:
+  // a larger vote size loads (the report repeats the warning) but is named here.
   auto check_vote_size = [&](const YAML::Node& n, const std::string& k, int64_t size) -> Status {
     if (2 * size > replicates)
-      return error(n, k,
-                   fmt::format("vote size {} needs at least {} replicates per item (two disjoint vote sets); the "
-                               "study has replicates: {} (raise replicates or lower the vote size)",
-                               size, 2 * size, replicates));
+      warnings->push_back(error(n, k,
+                                fmt::format("vote size {} needs at least {} replicates per item (two disjoint vote "
+                                            "sets); the study has replicates: {}, so its majority-vote rows will be "
+                                            "empty (raise replicates or lower the vote size)",
+                                            size, 2 * size, replicates))
+                              .message());
     return Status::Ok();
   };
   NF_ASSIGN_OR_RETURN(auto m, read_map(e.value, "analyses", known_analyses()));
@@ -855,7 +860,7 @@ Result<Study> Parser::parse(const std::string& text) {
   else if (st.task == "vignette_agent") st.conditions = kVignetteConditions;
   if (auto it = m.find("configs"); it != m.end()) NF_RETURN_IF_ERROR(parse_configs(it->second, &st.axes));
   if (auto it = m.find("analyses"); it != m.end()) {
-    NF_RETURN_IF_ERROR(parse_analyses(it->second, st.replicates, &st.analyses));
+    NF_RETURN_IF_ERROR(parse_analyses(it->second, st.replicates, &st.analyses, &st.warnings));
   } else {
     for (const auto& a : known_analyses()) {
       if (a == "fairness" && st.task != "vignette_agent") continue;

@@ -109,6 +109,9 @@ const std::string& default_judge_criterion();
 
 struct Study {
   std::string name;
+  /// Settings that load but cannot work as written, each "file:line: key: problem" (e.g. a
+  /// majority vote of 3 with 4 replicates); the CLI prints them when the study loads.
+  std::vector<std::string> warnings;
   std::string source_path;   // the study file as given
   std::string source_text;   // its bytes (for the study hash)
   uint64_t seed = 0;         // study seed: shuffles, derived request seeds

@@ -56,17 +56,20 @@ TEST(NewUser, MissingApiKeyNamesFileLineAndKey) {
 namespace nf {
 namespace {
 
-// A majority vote of 3 needs 6 replicates: refused at load, naming file:line:key.
-TEST(NewUser, VoteSizeLargerThanReplicatesAllowIsRefusedAtLoad) {
+// A majority vote of 3 needs 6 replicates: a warning at load naming file:line:key (the
+// study still runs; the report repeats the warning above the empty rows).
+TEST(NewUser, VoteSizeLargerThanReplicatesAllowWarnsAtLoad) {
   TempDir d;
   std::string study = local_study("  - name: sim\n    backend: sim\n    model: sim-mcq-1\n");
   study.replace(study.find("replicates: 2"), 13, "replicates: 4");
   study += "  majority_floor: {vote_sizes: [3]}\n";
   testing::write_text(d / "s.yaml", study);
   CmdResult r = run_cli("audit " + d / "s.yaml" + " --quiet --out " + d / "out", d.path());
-  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(has(r.err, "warning: "));
   EXPECT_TRUE(has(r.err, "s.yaml:18: analyses.majority_floor.vote_sizes: vote size 3 needs at least 6 replicates"))
       << r.err;
+  EXPECT_TRUE(has(testing::slurp(d / "out/report.md"), "**Warning:** vote size 3 needs at least 6 replicates"));
 }
 
 // With the default analyses and 4 replicates there is no majority vote of 3 (no 0/0 table).
