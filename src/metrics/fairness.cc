@@ -248,6 +248,11 @@ Result<std::vector<FairnessResult>> compute_fairness(const std::vector<OutcomeRo
       for (size_t i = 0; i < n; ++i) {
         f.discordant += static_cast<int64_t>(nn[i]);
         f.comparisons += static_cast<int64_t>(dd[i]);
+        double draws = 0;  // a draw gives every action: the most any action has for this item
+        for (const auto& a : acts) draws = std::max(draws, cnt[a][i]);
+        f.valid_draws += static_cast<int64_t>(draws);
+        f.items_observed += draws > 0 ? 1 : 0;
+        f.items_contributing += dd[i] > 0 ? 1 : 0;
       }
       f.rate = f.comparisons > 0 ? static_cast<double>(f.discordant) / static_cast<double>(f.comparisons) : kNaN;
       f.interval = ratio_ci(nn, dd, boot);
@@ -531,6 +536,12 @@ nlohmann::json fairness_result_to_json(const FairnessResult& r) {
                          {"normalised_ratio", num(f.normalised_ratio)}};
     fj["vignettes_needed"] = f.plan_defined ? nlohmann::json(f.plan.vignettes) : nlohmann::json(nullptr);
     fj.update(interval_json(f.interval, f.discordant, f.comparisons, r.level, "pairs"));
+    fj["coverage"] = {{"items_contributing", f.items_contributing},
+                      {"items_observed", f.items_observed},
+                      {"valid_draws", f.valid_draws},
+                      {"items_planned", nullptr},
+                      {"draws_planned", nullptr},
+                      {"planned_note", "unknown"}};
     j["floors"].push_back(fj);
   }
   j["paired_difference"] = r.paired_defined ? nlohmann::json{{"a", r.paired.a},

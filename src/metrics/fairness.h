@@ -55,6 +55,7 @@ struct ActionFloor {
   int64_t discordant = 0, comparisons = 0;
   double rate = 0.0, ci_low = 0.0, ci_high = 0.0;  // vignette-cluster studentized bootstrap CI
   IntervalInfo interval;                           // its method, clusters, degenerate flag
+  int64_t items_contributing = 0, items_observed = 0, valid_draws = 0;  // coverage (docs/intervals.md)
   int64_t cells = 0, unanimous_cells = 0;          // vignette x action cells with >= 2 replicates
   double prevalence = 0.0;                         // mean action rate over reference draws
   double normalised_ratio = 0.0;                   // rate / (2 p (1 - p)); NaN when p is 0 or 1

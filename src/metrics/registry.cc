@@ -204,6 +204,7 @@ Result<nlohmann::json> run_fairness(AnalysisContext& ctx, const nlohmann::json& 
       "percentile, vignette-cluster";
   j["rows"] = nlohmann::json::array();
   for (const auto& r : fr) j["rows"].push_back(fairness_result_to_json(r));
+  for (auto& row : j["rows"]) NF_RETURN_IF_ERROR(add_planned_coverage(row["floors"], ctx));
   j["descriptors"] = nlohmann::json::array();
   if (!fo.registry.empty()) {
     NF_ASSIGN_OR_RETURN(j["descriptors"], descriptor_lengths(fo.registry));

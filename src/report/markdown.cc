@@ -324,11 +324,11 @@ void fairness_section(std::string& md, const nlohmann::json& f) {
     md += fmt::format("### {} / {} (reference `{}`, {} vignettes)\n\n", esc(r.value("subject", "")),
                       esc(r.value("config", "")), r.value("reference", ""), num(r["vignettes"]));
     md += "| action | discordant / comparisons | floor | 95% CI | unanimous cells | prevalence-normalised | vignettes for "
-          "25 discordant pairs |\n|---|---|---|---|---|---|---|\n";
+          "25 discordant pairs | coverage |\n|---|---|---|---|---|---|---|---|\n";
     for (const auto& a : r["floors"])
-      md += fmt::format("| {} | {}/{} | {} | {} | {}/{} | {} | {} |\n", a.value("action", ""), num(a["discordant"]),
+      md += fmt::format("| {} | {}/{} | {} | {} | {}/{} | {} | {} | {} |\n", a.value("action", ""), num(a["discordant"]),
                         num(a["comparisons"]), num(a["rate"]), ci(a), num(a["unanimous_cells"]), num(a["cells"]),
-                        num(a["normalised_ratio"]), thousands(a["vignettes_needed"]));
+                        num(a["normalised_ratio"]), thousands(a["vignettes_needed"]), coverage_cell(a));
     md += interval_notes(r["floors"]);
     if (r["paired_difference"].is_object()) {
       const auto& p = r["paired_difference"];

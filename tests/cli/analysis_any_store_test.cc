@@ -148,3 +148,28 @@ TEST(HonestIntervals, ZeroOf160FloorIsDegenerateWithWilsonBound) {
 
 }  // namespace
 }  // namespace nf
+
+namespace nf {
+namespace {
+
+// Fairness floors report coverage too; a run store knows its plan (items x replicates).
+TEST(HonestIntervals, FairnessFloorsReportCoverageAgainstThePlan) {
+  TempDir d;
+  CmdResult r = run_cli("audit " + std::string(NF_SOURCE_DIR) + "/examples/sample-agent-audit.yaml --quiet --out " +
+                            d / "out" + " --store " + d / "s.sqlite",
+                        d.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = results(d / "out");
+  const auto& pooled = floor_of(j["analyses"]["fairness"]["rows"][0]["floors"], "pooled");
+  const auto& c = pooled["coverage"];
+  EXPECT_EQ(c["items_planned"], 3);   // data/sample-vignettes.json: 3 vignettes
+  EXPECT_EQ(c["draws_planned"], 12);  // x 4 replicates
+  EXPECT_EQ(c["items_contributing"], 3);
+  EXPECT_EQ(c["valid_draws"], 12);
+  EXPECT_EQ(pooled["clusters"], 3);
+  EXPECT_EQ(pooled["few_clusters"], true);
+  EXPECT_TRUE(has(slurp(d / "out/report.md"), "items 3/3 · draws 12/12"));
+}
+
+}  // namespace
+}  // namespace nf
