@@ -1,6 +1,7 @@
 #include "metrics/interval_flags.h"
 
 #include <cmath>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -29,6 +30,17 @@ void add_interval_flags(nlohmann::json& j, const std::string& method, int64_t cl
                            "certainty; the Wilson score bound treats the {} {} as independent, but {} within an "
                            "item are not, so the true uncertainty is wider",
                            x, n, n, unit, unit)}};
+}
+
+void add_agreement_interval_flags(nlohmann::json& j, bool degenerate, const std::vector<std::string>& cluster_of_unit) {
+  const int64_t clusters = static_cast<int64_t>(std::set<std::string>(cluster_of_unit.begin(), cluster_of_unit.end()).size());
+  j["clusters"] = clusters;
+  j["few_clusters"] = clusters < stats::kFewClusters;
+  j["degenerate"] = degenerate;
+  if (degenerate)
+    j["degenerate_note"] =
+        "every bootstrap resample gave (almost) the same value, so the percentile interval has no width; that is not "
+        "certainty: the units within a prompt are not independent and the sample may simply lack disagreement";
 }
 
 }  // namespace nf

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -20,5 +21,11 @@ namespace nf {
 void add_interval_flags(nlohmann::json& j, const std::string& method, int64_t clusters, bool degenerate,
                         double percentile_low, double percentile_high, int64_t x, int64_t n, double wilson_low,
                         double wilson_high, const std::string& unit);
+
+/// For an agreement statistic's cluster-bootstrap interval (kappa, AC1, raw agreement):
+/// adds `clusters` (distinct values of `cluster_of_unit`), `few_clusters` and `degenerate`
+/// (`low == high`: the resamples gave one value, e.g. a unanimous kappa) with a `note` that
+/// this is not certainty. No exact bound exists for kappa, so none is given.
+void add_agreement_interval_flags(nlohmann::json& j, bool degenerate, const std::vector<std::string>& cluster_of_unit);
 
 }  // namespace nf

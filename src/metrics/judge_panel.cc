@@ -1,5 +1,7 @@
 #include "metrics/judge_panel.h"
 
+#include "metrics/interval_flags.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -228,6 +230,7 @@ Result<json> judge_panel_analysis(const PanelData& p, const JudgePanelOptions& o
           f["low"] = ci->low;
           f["high"] = ci->high;
           f["undefined_replicates"] = ci->undefined;
+          add_agreement_interval_flags(f, ci->low == ci->high, clusters);
         }
       } else {
         f["kappa"] = nullptr;

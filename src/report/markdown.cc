@@ -125,6 +125,9 @@ std::string est_ci(const nlohmann::json& o, const char* est = "estimate", int di
   std::string s = num(o[est], digits);
   if (o.contains("low") && !o["low"].is_null())
     s += fmt::format(" [{}, {}]", num(o["low"], digits), num(o["high"], digits));
+  if (o.value("degenerate", false)) s += " (degenerate: every resample gave this value; not certainty)";
+  if (o.contains("clusters") && o.contains("few_clusters") && o["few_clusters"].get<bool>())
+    s += fmt::format(" · {} clusters (few)", num(o["clusters"]));
   return s;
 }
 
