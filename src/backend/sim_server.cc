@@ -289,7 +289,14 @@ Result<std::unique_ptr<SimServer>> SimServer::start(SimParams params, int port, 
   p->server.set_tcp_nodelay(true);
   auto chat = [p](const httplib::Request& req, httplib::Response& res) { p->chat(req, res); };
   p->server.Post("/v1/chat/completions", chat);
-  p->server.Post("/chat/completions", chat);
+  // Like a real OpenAI-compatible server (vLLM, llama.cpp, the OpenAI API), the API lives
+  // under /v1: a base URL without it is a client mistake, answered 404 with the fix.
+  auto without_v1 = [](const httplib::Request& req, httplib::Response& res) {
+    reply_error(res, 404,
+                "no route " + req.path + ": the base URL must end with /v1 (e.g. http://127.0.0.1:8089/v1), as on "
+                "a real OpenAI-compatible server");
+  };
+  p->server.Post("/chat/completions", without_v1);
   auto models = [](const httplib::Request&, httplib::Response& res) {
     res.set_content(dump({{"object", "list"},
                           {"data", nlohmann::json::array({{{"id", "sim"},
@@ -299,7 +306,7 @@ Result<std::unique_ptr<SimServer>> SimServer::start(SimParams params, int port, 
                     "application/json");
   };
   p->server.Get("/v1/models", models);
-  p->server.Get("/models", models);
+  p->server.Get("/models", without_v1);
   p->server.Get("/v1/sim/stats", [p](const httplib::Request&, httplib::Response& res) {
     res.set_content(dump(p->counters_snapshot().to_json()), "application/json");
   });

@@ -1,8 +1,11 @@
 // noisefloor import | export
 #include <cstdio>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <string>
+#include <optional>
+#include <tuple>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -30,7 +33,9 @@ JudgmentRow to_judgment(const VoteRecord& v) {
   r.judge = v.judge;
   r.judge_provider = v.judge_provider;
   r.label = v.label;
-  // An imported missing vote is not a vote: it is stored like a judge API failure.
+  // An imported missing vote is not a vote. The schema lets only labelled rows be ok, so it
+  // is stored as api_error with settings {imported: true}; metrics/judge_panel.h
+  // is_imported_missing_vote() reports it as a missing vote, never as an API error.
   r.status = v.label ? "ok" : "api_error";
   r.settings = {{"imported", true}};
   return r;
@@ -46,6 +51,59 @@ Status import_votes(Store& store, const std::vector<VoteRecord>& votes) {
   rows.reserve(votes.size());
   for (const auto& v : votes) rows.push_back(to_judgment(v));
   return store.put_judgments(rows);
+}
+
+/// Leaves out of `votes` and `labels` what the store already holds under the same key
+/// (imported vote: subject, item, judge without a draw; label: rater, subject, item), as
+/// `import probe-sheet` does for draws, so importing twice adds nothing. A stored entry
+/// whose value differs is an error naming its key (two releases disagree: not a re-run).
+/// Returns {votes skipped, labels skipped}.
+Result<std::pair<size_t, size_t>> drop_stored(Store& store, std::vector<VoteRecord>& votes,
+                                              std::vector<LabelRecord>& labels) {
+  NF_ASSIGN_OR_RETURN(const auto judged, store.judgments());
+  std::map<std::tuple<std::string, std::string, std::string>, std::optional<int>> stored_votes;
+  for (const auto& j : judged)
+    if (!j.draw_id) stored_votes[{j.subject, j.item, j.judge}] = j.label;
+  NF_ASSIGN_OR_RETURN(const auto rated, store.human_labels());
+  std::map<std::tuple<std::string, std::string, std::string>, int> stored_labels;
+  for (const auto& l : rated) stored_labels[{l.rater, l.subject, l.item}] = l.label;
+  std::pair<size_t, size_t> skipped{0, 0};
+  std::vector<VoteRecord> new_votes;
+  for (auto& v : votes) {
+    auto it = stored_votes.find({v.subject, v.item, v.judge});
+    if (it == stored_votes.end()) {
+      new_votes.push_back(std::move(v));
+      continue;
+    }
+    if (it->second != v.label)
+      return InvalidArgument(fmt::format(
+          "vote (subject {}, item {}, judge {}) is already stored with a different value; not a re-run of the same "
+          "import (use another --store)",
+          v.subject, v.item, v.judge));
+    ++skipped.first;
+  }
+  votes = std::move(new_votes);
+  std::vector<LabelRecord> new_labels;
+  for (auto& l : labels) {
+    auto it = stored_labels.find({l.rater, l.subject, l.item});
+    if (it == stored_labels.end()) {
+      new_labels.push_back(std::move(l));
+      continue;
+    }
+    if (it->second != l.label)
+      return InvalidArgument(fmt::format(
+          "human label (rater {}, subject {}, item {}) is already stored with a different value; not a re-run of the "
+          "same import (use another --store)",
+          l.rater, l.subject, l.item));
+    ++skipped.second;
+  }
+  labels = std::move(new_labels);
+  return skipped;
+}
+
+std::string skipped_note(size_t votes, size_t labels) {
+  if (votes == 0 && labels == 0) return "";
+  return fmt::format(" ({} votes and {} human labels already in the store, left unchanged)", votes, labels);
 }
 
 Status import_labels(Store& store, const std::vector<LabelRecord>& labels) {
@@ -269,23 +327,34 @@ int cmd_import(int argc, char** argv) {
     if (!st.ok()) break;
     st = (*store)->put_item(item, cm.first, cm.second);
   }
+  const size_t n_votes = data->votes.size(), n_labels = data->labels.size();
+  std::pair<size_t, size_t> skipped{0, 0};
+  if (st.ok()) {
+    auto sk = drop_stored(**store, data->votes, data->labels);
+    if (sk.ok()) skipped = *sk;
+    else st = sk.status();
+  }
   if (st.ok()) st = import_votes(**store, data->votes);
   if (st.ok()) st = import_labels(**store, data->labels);
   if (!st.ok()) return fail("import", st);
-  std::fprintf(stderr, "import: %zu votes, %zu human labels (raters %zu), %zu items into %s\n", data->votes.size(),
-               data->labels.size(), data->raters.size(), data->items.size(), store_path.c_str());
+  std::fprintf(stderr, "import: %zu votes, %zu human labels (raters %zu), %zu items into %s%s\n", n_votes, n_labels,
+               data->raters.size(), data->items.size(), store_path.c_str(),
+               skipped_note(skipped.first, skipped.second).c_str());
   return 0;
 }
 
 int cmd_export(int argc, char** argv) {
   CLI::App app{"Export a store's draws for pandas or R: JSONL (one draw per line, with outcomes) or CSV (one "
                "outcome per row, the long format); `import draws` reads both back, labels included.\n\nExample:\n"
-               "  noisefloor export --store runs/sample/store.sqlite --format csv --out draws.csv",
+               "  noisefloor export --store runs/sample/store.sqlite --format csv --out draws.csv\n"
+               "  noisefloor export --store runs/sample/store.sqlite --format csv > draws.csv\n\n"
+               "Rows come in draw-key order (subject, item, condition, config, replicate); each varying config "
+               "axis is also a column of its own (temperature, top_p, seed, max_tokens, template).",
                "noisefloor export"};
   std::string store_path, format = "jsonl", out;
   app.add_option("--store", store_path, "the SQLite store")->required();
   app.add_option("--format", format, "jsonl or csv")->check(CLI::IsMember({"jsonl", "csv"}));
-  app.add_option("--out", out, "output file")->required();
+  app.add_option("--out", out, "output file (written atomically); default or '-': standard output");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -294,7 +363,11 @@ int cmd_export(int argc, char** argv) {
   }
   auto store = Store::open_existing(store_path);
   if (!store.ok()) return fail("export", store.status());
-  Status st = format == "csv" ? (*store)->export_csv(out) : (*store)->export_jsonl(out);
+  Status st;
+  if (out.empty() || out == "-")
+    st = format == "csv" ? (*store)->export_csv(std::cout) : (*store)->export_jsonl(std::cout);
+  else
+    st = format == "csv" ? (*store)->export_csv(out) : (*store)->export_jsonl(out);
   if (!st.ok()) return fail("export", st);
   return 0;
 }

@@ -33,9 +33,12 @@ struct StudyArgs {
   int64_t max_draws = -1;
 };
 
-void add_study_args(CLI::App& app, StudyArgs& a) {
+void add_study_args(CLI::App& app, StudyArgs& a, bool writes_report) {
   app.add_option("study", a.study_path, "study file (YAML); see docs/study.md")->required();
-  app.add_option("--out", a.out_dir, "output directory for report.md, report.html and results.json (default: runs/<study name>)");
+  app.add_option("--out", a.out_dir,
+                 writes_report ? "output directory for report.md, report.html and results.json (default: runs/<study name>)"
+                               : "directory of the default store <out>/store.sqlite and of noise_control.json "
+                                 "(default: runs/<study name>); run writes no report: use analyze or audit");
   app.add_option("--store", a.store_path,
                  "SQLite store (default: the study's `store:`, else <out>/store.sqlite)");
   app.add_flag("--no-cache", a.no_cache, "do not look up the response cache (every draw calls the backend)");
@@ -154,7 +157,7 @@ int study_command(const std::string& cmd, int argc, char** argv, bool run, bool 
                      "  noisefloor run examples/sample-floor.yaml --out runs/sample",
                "noisefloor " + cmd};
   StudyArgs a;
-  add_study_args(app, a);
+  add_study_args(app, a, analyze);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -163,6 +166,7 @@ int study_command(const std::string& cmd, int argc, char** argv, bool run, bool 
   }
   auto study = load_study(a.study_path);
   if (!study.ok()) return fail(cmd, study.status());
+  for (const auto& w : study->warnings) std::fprintf(stderr, "noisefloor %s: warning: %s\n", cmd.c_str(), w.c_str());
   const std::string out = resolve_out(a, *study);
   const std::string store_path = resolve_store(a, *study, out);
   if (cmd == "run" && study->subjects.empty())  // before opening (creating) the store

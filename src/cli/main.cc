@@ -22,7 +22,7 @@ const std::vector<Command>& commands() {
       {"audit", nf::cli::cmd_audit, "plan, run (resumable), analyze and report a study in one go"},
       {"run", nf::cli::cmd_run, "run the study's missing draws into its store (resumable)"},
       {"analyze", nf::cli::cmd_analyze, "analyze a store and write report.md + results.json"},
-      {"import", nf::cli::cmd_import, "import published draws, Inspect AI or lm-eval logs into a store"},
+      {"import", nf::cli::cmd_import, "import into a store: draws | votes | labels | missing-info | probe-sheet | inspect | lm-eval (import KIND FILE...)"},
       {"export", nf::cli::cmd_export, "export a store's draws as JSONL or CSV"},
       {"judge", nf::cli::cmd_judge, "re-score stored chat answers with the study's judge panel (resumable)"},
       {"serve-sim", nf::cli::cmd_serve_sim, "serve the simulator over an OpenAI-compatible API on 127.0.0.1"},

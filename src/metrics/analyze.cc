@@ -1,5 +1,7 @@
 #include "metrics/analyze.h"
 
+#include "metrics/condition_order.h"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -128,6 +130,13 @@ Result<nlohmann::json> analyze_store(Store& store, const AnalyzeOptions& options
     if (a.name == "option_probs" && option_probs_auto && section.contains("rows") && section["rows"].empty())
       continue;
     results["analyses"][a.name] = std::move(section);
+  }
+  // Conditions in the study's order, not alphabetical (metrics/condition_order.h).
+  if (study.ok() && study->spec.contains("conditions") && study->spec["conditions"].is_array()) {
+    std::vector<std::string> order;
+    for (const auto& c : study->spec["conditions"])
+      if (c.is_string()) order.push_back(c.get<std::string>());
+    order_by_study_conditions(results, order);
   }
   return results;
 }

@@ -7,7 +7,9 @@
 #include <map>
 #include <set>
 
+#include "metrics/interval_flags.h"
 #include "stats/bootstrap.h"
+#include "stats/cluster_interval.h"
 #include "stats/multiplicity.h"
 #include "stats/paired.h"
 #include "stats/proportion.h"
@@ -60,12 +62,32 @@ Result<std::vector<int>> int_list(const nlohmann::json& v, const std::string& ke
   return out;
 }
 
-// Cluster-bootstrap CI of a ratio of sums; {NaN, NaN} when undefined (no denominator).
-std::pair<double, double> ratio_ci(const std::vector<double>& num, const std::vector<double>& den,
-                                   const BootstrapOptions& boot) {
-  auto r = stats::cluster_bootstrap_ratio(num, den, boot.resamples, boot.seed, boot.level);
-  if (!r.ok()) return {kNaN, kNaN};
-  return {r->low, r->high};
+// Studentized cluster-bootstrap CI of a ratio of sums (stats/cluster_interval.h); NaN
+// bounds when undefined (no denominator).
+IntervalInfo ratio_ci(const std::vector<double>& num, const std::vector<double>& den, const BootstrapOptions& boot) {
+  IntervalInfo info;
+  info.clusters = static_cast<int64_t>(num.size());
+  auto r = stats::cluster_ratio_interval(num, den, boot.resamples, boot.seed, boot.level);
+  if (!r.ok()) return info;
+  info.low = r->low;
+  info.high = r->high;
+  info.percentile_low = r->percentile_low;
+  info.percentile_high = r->percentile_high;
+  info.degenerate = r->degenerate;
+  info.method = r->method;
+  return info;
+}
+
+nlohmann::json interval_json(const IntervalInfo& i, int64_t x, int64_t n, double level, const std::string& unit) {
+  nlohmann::json j = nlohmann::json::object();
+  if (n <= 0 || i.method.empty()) return j;
+  double wl = kNaN, wh = kNaN;
+  if (auto w = stats::wilson(x, n, level); w.ok()) {
+    wl = w->low;
+    wh = w->high;
+  }
+  add_interval_flags(j, i.method, i.clusters, i.degenerate, i.percentile_low, i.percentile_high, x, n, wl, wh, unit);
+  return j;
 }
 
 }  // namespace
@@ -168,6 +190,7 @@ Result<std::vector<FairnessResult>> compute_fairness(const std::vector<OutcomeRo
     res.subject = sc.first;
     res.config = sc.second;
     res.reference = options.reference;
+    res.level = boot.level;
     if (res.reference.empty())
       res.reference = cells.count("ref_white_man_private") ? "ref_white_man_private" : "reference";
     auto ref_it = cells.find(res.reference);
@@ -225,9 +248,16 @@ Result<std::vector<FairnessResult>> compute_fairness(const std::vector<OutcomeRo
       for (size_t i = 0; i < n; ++i) {
         f.discordant += static_cast<int64_t>(nn[i]);
         f.comparisons += static_cast<int64_t>(dd[i]);
+        double draws = 0;  // a draw gives every action: the most any action has for this item
+        for (const auto& a : acts) draws = std::max(draws, cnt[a][i]);
+        f.valid_draws += static_cast<int64_t>(draws);
+        f.items_observed += draws > 0 ? 1 : 0;
+        f.items_contributing += dd[i] > 0 ? 1 : 0;
       }
       f.rate = f.comparisons > 0 ? static_cast<double>(f.discordant) / static_cast<double>(f.comparisons) : kNaN;
-      std::tie(f.ci_low, f.ci_high) = ratio_ci(nn, dd, boot);
+      f.interval = ratio_ci(nn, dd, boot);
+      f.ci_low = f.interval.low;
+      f.ci_high = f.interval.high;
       f.prevalence = c > 0 ? p / c : kNaN;
       const double mx = 2.0 * f.prevalence * (1.0 - f.prevalence);
       f.normalised_ratio = mx > 0 ? f.rate / mx : kNaN;
@@ -402,7 +432,9 @@ Result<std::vector<FairnessResult>> compute_fairness(const std::vector<OutcomeRo
         }
         if (fr.pairs == 0) continue;
         fr.flip_rate = static_cast<double>(fr.flips) / static_cast<double>(fr.pairs);
-        std::tie(fr.flip_low, fr.flip_high) = ratio_ci(fn, fd, boot);
+        fr.interval = ratio_ci(fn, fd, boot);
+        fr.flip_low = fr.interval.low;
+        fr.flip_high = fr.interval.high;
         NF_ASSIGN_OR_RETURN(fr.p_value, stats::mcnemar_exact(fr.b, fr.c));
         fr.direction = fr.b > fr.c ? 1 : fr.b < fr.c ? -1 : 0;
         auto disparity = [&](const std::vector<size_t>& cl) {
@@ -434,6 +466,11 @@ Result<std::vector<FairnessResult>> compute_fairness(const std::vector<OutcomeRo
         res.flips.push_back(std::move(fr));
       }
     }
+    if (cells.size() == 1)
+      res.contrasts_skipped = fmt::format(
+          "descriptor contrasts skipped: the store holds only the reference condition '{}' for {} / {} (e.g. imported "
+          "reference draws); flip rates, McNemar tests, disparities and control arms need descriptor conditions",
+          res.reference, res.subject, res.config);
     // BH across the non-control contrasts; the credible flag against the largest control.
     std::vector<double> ps;
     std::vector<size_t> idx;
@@ -498,12 +535,21 @@ nlohmann::json fairness_result_to_json(const FairnessResult& r) {
                          {"prevalence", num(f.prevalence)},
                          {"normalised_ratio", num(f.normalised_ratio)}};
     fj["vignettes_needed"] = f.plan_defined ? nlohmann::json(f.plan.vignettes) : nlohmann::json(nullptr);
+    fj.update(interval_json(f.interval, f.discordant, f.comparisons, r.level, "pairs"));
+    fj["coverage"] = {{"items_contributing", f.items_contributing},
+                      {"items_observed", f.items_observed},
+                      {"valid_draws", f.valid_draws},
+                      {"items_planned", nullptr},
+                      {"draws_planned", nullptr},
+                      {"planned_note", "unknown"}};
     j["floors"].push_back(fj);
   }
   j["paired_difference"] = r.paired_defined ? nlohmann::json{{"a", r.paired.a},
                                                              {"b", r.paired.b},
                                                              {"discordant_a", r.paired.discordant_a},
                                                              {"discordant_b", r.paired.discordant_b},
+                                                             {"difference_discordant",
+                                                              r.paired.discordant_a - r.paired.discordant_b},
                                                              {"comparisons", r.paired.comparisons},
                                                              {"difference", num(r.paired.difference)},
                                                              {"ci_low", num(r.paired.ci_low)},
@@ -545,10 +591,13 @@ nlohmann::json fairness_result_to_json(const FairnessResult& r) {
                          {"registry_confounded", f.registry_confounded},
                          {"reading", f.reading}};
     fj["within_range"] = f.within_range;
+    fj.update(interval_json(f.interval, f.flips, f.pairs, r.level, "reference x condition pairs"));
     j["flips"].push_back(fj);
   }
   j["within_range_note"] = r.within_range_note.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.within_range_note);
   j["notes"] = r.notes;
+  j["contrasts_skipped"] =
+      r.contrasts_skipped.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.contrasts_skipped);
   return j;
 }
 

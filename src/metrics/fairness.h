@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -37,11 +38,24 @@ struct FairnessOptions {
   static Result<FairnessOptions> from_json(const nlohmann::json& j);
 };
 
+/// A ratio-of-sums interval's provenance (stats::ClusterRatioInterval without the
+/// replicates): empty `method` when the interval is undefined.
+struct IntervalInfo {
+  double low = std::numeric_limits<double>::quiet_NaN(), high = std::numeric_limits<double>::quiet_NaN();
+  double percentile_low = std::numeric_limits<double>::quiet_NaN();
+  double percentile_high = std::numeric_limits<double>::quiet_NaN();
+  int64_t clusters = 0;
+  bool degenerate = false;
+  std::string method;
+};
+
 /// One action's floor on the reference condition (or "pooled", "pooled_without_<a,b>").
 struct ActionFloor {
   std::string action;
   int64_t discordant = 0, comparisons = 0;
-  double rate = 0.0, ci_low = 0.0, ci_high = 0.0;  // vignette-cluster bootstrap percentile CI
+  double rate = 0.0, ci_low = 0.0, ci_high = 0.0;  // vignette-cluster studentized bootstrap CI
+  IntervalInfo interval;                           // its method, clusters, degenerate flag
+  int64_t items_contributing = 0, items_observed = 0, valid_draws = 0;  // coverage (docs/intervals.md)
   int64_t cells = 0, unanimous_cells = 0;          // vignette x action cells with >= 2 replicates
   double prevalence = 0.0;                         // mean action rate over reference draws
   double normalised_ratio = 0.0;                   // rate / (2 p (1 - p)); NaN when p is 0 or 1
@@ -73,7 +87,8 @@ struct FlipRow {
   std::string condition, action;
   bool control = false;
   int64_t flips = 0, pairs = 0;                             // every reference x condition replicate pair per vignette
-  double flip_rate = 0.0, flip_low = 0.0, flip_high = 0.0;  // vignette-cluster bootstrap CI
+  double flip_rate = 0.0, flip_low = 0.0, flip_high = 0.0;  // vignette-cluster studentized bootstrap CI
+  IntervalInfo interval;
   double floor = 0.0;                                       // the action's floor = expected flip rate under no effect
   int64_t cases = 0, b = 0, c = 0;                          // one draw per case: b = reference 0 -> condition 1
   double p_value = 1.0, q_value = 1.0;                      // exact McNemar; BH over the non-control contrasts
@@ -89,6 +104,7 @@ struct FlipRow {
 struct FairnessResult {
   std::string subject, config, reference;
   int64_t vignettes = 0;
+  double level = 0.95;  // the bootstrap level (for the Wilson bound beside a degenerate interval)
   std::vector<ActionFloor> floors;  // per action, "pooled", then "pooled_without_..."
   PairedFloorDifference paired;
   bool paired_defined = false;
@@ -96,6 +112,7 @@ struct FairnessResult {
   std::vector<MajorityPoint> majority;
   std::vector<FlipRow> flips;
   std::string within_range_note;  // the refusal message when no band file is given
+  std::string contrasts_skipped;  // why no contrast was computed (only the reference condition); "" otherwise
   std::vector<std::string> notes;
 };
 

@@ -4,12 +4,15 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
+#include "metrics/interval_flags.h"
 #include "stats/bootstrap.h"
+#include "stats/cluster_interval.h"
 #include "stats/proportion.h"
 
 namespace nf {
@@ -119,7 +122,9 @@ Result<std::vector<FloorRow>> compute_floor(const std::vector<OutcomeRow>& rows,
                                             const BootstrapOptions& boot) {
   // cell -> outcome -> item -> values
   std::map<CellKey, std::map<std::string, std::map<std::string, ItemValues>>> cells;
+  std::map<CellKey, std::set<std::pair<std::string, int>>> draws_of_cell;  // distinct ok draws (item, replicate)
   for (const auto& r : rows) {
+    draws_of_cell[{r.subject, r.config, r.condition}].insert({r.item, r.replicate});
     auto& iv = cells[{r.subject, r.config, r.condition}][r.outcome][r.item];
     iv.cluster = r.cluster.empty() ? r.item : r.cluster;
     iv.values.push_back(r.value);
@@ -127,7 +132,8 @@ Result<std::vector<FloorRow>> compute_floor(const std::vector<OutcomeRow>& rows,
   auto finish = [&](FloorRow& fr, const std::map<std::string, std::pair<double, double>>& clusters) -> Status {
     fr.clusters = static_cast<int64_t>(clusters.size());
     if (fr.comparisons == 0) {
-      fr.rate = fr.ci_low = fr.ci_high = fr.wilson_low = fr.wilson_high = std::numeric_limits<double>::quiet_NaN();
+      fr.rate = fr.ci_low = fr.ci_high = fr.wilson_low = fr.wilson_high = fr.percentile_low = fr.percentile_high =
+          std::numeric_limits<double>::quiet_NaN();
       return Status::Ok();
     }
     fr.rate = static_cast<double>(fr.discordant) / static_cast<double>(fr.comparisons);
@@ -139,9 +145,13 @@ Result<std::vector<FloorRow>> compute_floor(const std::vector<OutcomeRow>& rows,
       num.push_back(nd.first);
       den.push_back(nd.second);
     }
-    NF_ASSIGN_OR_RETURN(auto b, stats::cluster_bootstrap_ratio(num, den, boot.resamples, boot.seed, boot.level));
+    NF_ASSIGN_OR_RETURN(auto b, stats::cluster_ratio_interval(num, den, boot.resamples, boot.seed, boot.level));
     fr.ci_low = b.low;
     fr.ci_high = b.high;
+    fr.percentile_low = b.percentile_low;
+    fr.percentile_high = b.percentile_high;
+    fr.degenerate = b.degenerate;
+    fr.ci_method = b.method;
     return Status::Ok();
   };
 
@@ -154,6 +164,8 @@ Result<std::vector<FloorRow>> compute_floor(const std::vector<OutcomeRow>& rows,
       FloorRow row{cell.subject, cell.config, cell.condition, outcome, vote_size};
       std::map<std::string, std::pair<double, double>> by_cluster;
       for (const auto& [item, iv] : items) {
+        ++row.items_observed;
+        row.valid_draws += static_cast<int64_t>(iv.values.size());
         int64_t d = 0, c = 0;
         if (vote_size <= 1) {
           std::tie(d, c) = pair_disagreement(iv.values);
@@ -181,6 +193,13 @@ Result<std::vector<FloorRow>> compute_floor(const std::vector<OutcomeRow>& rows,
       out.push_back(std::move(row));
     }
     pooled.items = static_cast<int64_t>(pooled_items.size());
+    {
+      std::map<std::string, bool> seen;
+      for (const auto& [outcome, items] : outcomes)
+        for (const auto& [item, iv] : items) seen[item] = true;
+      pooled.items_observed = static_cast<int64_t>(seen.size());
+      pooled.valid_draws = static_cast<int64_t>(draws_of_cell[cell].size());
+    }
     NF_RETURN_IF_ERROR(finish(pooled, pooled_by_cluster));
     out.push_back(std::move(pooled));
   }
@@ -204,6 +223,15 @@ nlohmann::json floor_row_to_json(const FloorRow& r) {
                       {"unanimous_cells", r.unanimous_cells},
                       {"clusters", r.clusters}};
   if (r.vote_size > 1) j["vote_size"] = r.vote_size;
+  if (r.comparisons > 0)
+    add_interval_flags(j, r.ci_method, r.clusters, r.degenerate, r.percentile_low, r.percentile_high, r.discordant,
+                       r.comparisons, r.wilson_low, r.wilson_high, "pairs");
+  j["coverage"] = {{"items_contributing", r.items},
+                   {"items_observed", r.items_observed},
+                   {"valid_draws", r.valid_draws},
+                   {"items_planned", nullptr},
+                   {"draws_planned", nullptr},
+                   {"planned_note", "unknown: set by the analysis from the study (an imported store records no plan)"}};
   return j;
 }
 

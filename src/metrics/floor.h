@@ -32,13 +32,19 @@ struct FloorRow {
   int64_t discordant = 0;
   int64_t comparisons = 0;
   double rate = 0.0;           // discordant / comparisons (NaN when comparisons == 0)
-  double ci_low = 0.0;         // item-cluster bootstrap percentile interval
-  double ci_high = 0.0;
+  double ci_low = 0.0;         // item-cluster studentized bootstrap interval (stats/cluster_interval.h);
+  double ci_high = 0.0;        //   equal to the rate when `degenerate`
+  double percentile_low = 0.0; // the percentile interval of the same resamples (under-covers below ~20
+  double percentile_high = 0.0;//   clusters; kept for comparison)
+  bool degenerate = false;     // every resample gave the same value (0/n, n/n): show the Wilson bound
+  std::string ci_method;       // "studentized cluster bootstrap" | "degenerate (all resamples equal)"
   double wilson_low = 0.0;     // Wilson interval treating comparisons as independent
   double wilson_high = 0.0;    //   (too narrow: pairs share draws; shown for reference)
   int64_t items = 0;           // items with at least two replicates (or two vote sets)
   int64_t unanimous_cells = 0; // item x outcome cells whose replicates all agree (seed 000 §IV.A)
   int64_t clusters = 0;
+  int64_t items_observed = 0;  // items with at least one valid (ok) draw in the cell
+  int64_t valid_draws = 0;     // ok draws of those items (for the pooled row: item x outcome draws)
 };
 
 /// Discordant pairs among `values` (one per replicate): C(n,2) - sum_k C(n_k,2).

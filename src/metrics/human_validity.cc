@@ -1,5 +1,7 @@
 #include "metrics/human_validity.h"
 
+#include "metrics/interval_flags.h"
+
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -49,6 +51,7 @@ json agreement_json(const Col& a, const Col& b, const std::vector<std::string>& 
     j["low"] = ci->low;
     j["high"] = ci->high;
     j["undefined_replicates"] = ci->undefined;
+    add_agreement_interval_flags(j, ci->low == ci->high, cl);
   }
   return j;
 }
@@ -160,6 +163,7 @@ Result<json> human_validity_analysis(const PanelData& panel, const std::vector<H
       if (ci.ok()) {
         f["low"] = ci->low;
         f["high"] = ci->high;
+        add_agreement_interval_flags(f, ci->low == ci->high, cl);
       }
     } else {
       f["kappa"] = nullptr;

@@ -1,5 +1,7 @@
 #include "metrics/judge_panel.h"
 
+#include "metrics/interval_flags.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -101,6 +103,11 @@ Result<stats::LogitFit> fit_model(const PanelData& p, const std::vector<std::vec
 
 }  // namespace
 
+bool is_imported_missing_vote(const JudgmentRow& r) {
+  return r.status == "api_error" && !r.label && !r.draw_id && r.settings.is_object() &&
+         r.settings.value("imported", false);
+}
+
 Result<PanelData> build_panel(const std::vector<JudgmentRow>& judgments) {
   PanelData p;
   std::map<std::string, std::string> sprov, jprov;
@@ -135,7 +142,7 @@ Result<PanelData> build_panel(const std::vector<JudgmentRow>& judgments) {
     if (r.status != "ok" || !r.label) {
       ++p.not_votes;
       if (r.status == "parse_error") ++p.parse_errors;
-      if (r.status == "api_error") ++p.api_errors;
+      if (r.status == "api_error" && !is_imported_missing_vote(r)) ++p.api_errors;
       continue;
     }
     PanelData::Vote v{index_of(p.subjects, r.subject), index_of(p.judges, r.judge), index_of(p.clusters, r.cluster),
@@ -223,6 +230,7 @@ Result<json> judge_panel_analysis(const PanelData& p, const JudgePanelOptions& o
           f["low"] = ci->low;
           f["high"] = ci->high;
           f["undefined_replicates"] = ci->undefined;
+          add_agreement_interval_flags(f, ci->low == ci->high, clusters);
         }
       } else {
         f["kappa"] = nullptr;
@@ -281,7 +289,7 @@ Result<json> judge_panel_analysis(const PanelData& p, const JudgePanelOptions& o
       focus = s;
     }
   }
-  out["self_preference"] = sp;
+  out["same_provider_effect"] = sp;
 
   // ---- logistic models with clustered bootstrap CIs
   if (!options.focus_subject.empty()) {

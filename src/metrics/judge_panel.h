@@ -38,6 +38,11 @@ struct PanelData {
 /// subject appears with two different providers; FailedPrecondition if there is no vote.
 Result<PanelData> build_panel(const std::vector<JudgmentRow>& judgments);
 
+/// True for an imported missing vote (a null vote in released data): the store keeps it
+/// with status api_error and settings {"imported": true} (its schema lets only labelled
+/// rows be ok), but it is a missing vote, never an API error, and no judge run retries it.
+bool is_imported_missing_vote(const JudgmentRow& r);
+
 /// Options of judge_panel (results.json `analyses.judge_panel.options`).
 ///  focus_subject  the subject given its own same-provider term in the "focus vs
 ///                 others" logistic model (seed 004 Table 5: GPT-5.5, the as-run
@@ -67,7 +72,7 @@ struct JudgePanelOptions {
 ///              Wilson 95% interval, and per judge over all subjects (Table 4);
 ///  fleiss      Fleiss kappa over the (subject, item) units rated by every judge, with a
 ///              prompt-clustered bootstrap CI, and the mean pairwise raw agreement;
-///  self_preference  per subject with exactly one same-provider judge: own rate, peer
+///  same_provider_effect  per subject with exactly one same-provider judge: own rate, peer
 ///              mean rate (mean of the other judges' rates), raw gap = own - peer, the
 ///              own judge's leniency on the other subjects (mean over them of its rate
 ///              minus the mean of the other judges' rates) and DiD = raw - leniency

@@ -28,7 +28,7 @@ Result<std::vector<McqRobustnessRow>> compute_mcq_robustness(const std::vector<O
     auto single = [&](const std::string& cond, const std::string& metric, bool count_wrong) -> Status {
       auto it = conds.find(cond);
       if (it == conds.end()) return Status::Ok();
-      int64_t x = 0, n = 0;
+      int64_t x = 0, n = 0, x_all = 0, n_all = 0;
       int rep_used = -1;
       for (const auto& [item, reps] : it->second) {
         const auto& [rep, v] = *reps.begin();
@@ -36,6 +36,10 @@ Result<std::vector<McqRobustnessRow>> compute_mcq_robustness(const std::vector<O
         ++n;
         const bool correct = v >= 0.5;
         if (count_wrong ? !correct : correct) ++x;
+        for (const auto& [r_all, v_all] : reps) {
+          ++n_all;
+          if (count_wrong ? !(v_all >= 0.5) : v_all >= 0.5) ++x_all;
+        }
       }
       if (n == 0) return Status::Ok();
       NF_ASSIGN_OR_RETURN(auto w, stats::wilson(x, n, level));
@@ -46,6 +50,8 @@ Result<std::vector<McqRobustnessRow>> compute_mcq_robustness(const std::vector<O
       row.ci_low = w.low;
       row.ci_high = w.high;
       row.replicate = rep_used;
+      row.x_all = x_all;
+      row.n_all = n_all;
       out.push_back(row);
       return Status::Ok();
     };
@@ -103,6 +109,10 @@ nlohmann::json mcq_robustness_row_to_json(const McqRobustnessRow& r) {
   if (r.c) j["c"] = *r.c;
   if (r.p_value) j["p_value"] = *r.p_value;
   j["replicate"] = r.replicate;
+  if (r.x_all && r.n_all && *r.n_all > 0)
+    j["all_replicates"] = {{"x", *r.x_all},
+                           {"n", *r.n_all},
+                           {"rate", static_cast<double>(*r.x_all) / static_cast<double>(*r.n_all)}};
   return j;
 }
 

@@ -26,6 +26,9 @@ struct McqRobustnessRow {
   std::optional<int64_t> b, c;      // McNemar discordant counts (none right & shuffle wrong, and the reverse)
   std::optional<double> p_value;
   int replicate = 0;                // the replicate used (one draw per item and condition)
+  // accuracy_* and inappropriate_*: the same rate over every ok draw of every replicate
+  // (x_all of n_all), so a one-replicate figure is never read as the mean.
+  std::optional<int64_t> x_all, n_all;
 };
 
 /// Computes the MCQ robustness rows from the `correct` outcome of ok draws. Each metric

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "metrics/coverage.h"
 #include "metrics/fairness.h"
 #include "metrics/human_validity.h"
 #include "metrics/judge_panel.h"
@@ -31,7 +32,10 @@ Result<std::vector<int>> vote_sizes_of(const nlohmann::json& options) {
 }
 
 nlohmann::json bootstrap_json(const BootstrapOptions& b) {
-  return {{"resamples", b.resamples}, {"seed", b.seed}, {"level", b.level}, {"method", "percentile, item-cluster"}};
+  return {{"resamples", b.resamples},
+          {"seed", b.seed},
+          {"level", b.level},
+          {"method", "studentized (bootstrap-t), item-cluster; percentile_low/high kept beside it"}};
 }
 
 /// Refuses option keys an analysis does not know (a typo must not silently run defaults).
@@ -59,6 +63,7 @@ Result<nlohmann::json> run_floor(AnalysisContext& ctx, const nlohmann::json& opt
   j["bootstrap"] = bootstrap_json(ctx.bootstrap);
   j["rows"] = nlohmann::json::array();
   for (const auto& r : fr) j["rows"].push_back(floor_row_to_json(r));
+  NF_RETURN_IF_ERROR(add_planned_coverage(j["rows"], ctx));
   return j;
 }
 
@@ -89,6 +94,7 @@ Result<nlohmann::json> run_majority_floor(AnalysisContext& ctx, const nlohmann::
     NF_ASSIGN_OR_RETURN(auto fr, compute_floor(ctx.rows, r, ctx.bootstrap));
     for (const auto& row : fr) j["rows"].push_back(floor_row_to_json(row));
   }
+  NF_RETURN_IF_ERROR(add_planned_coverage(j["rows"], ctx));
   return j;
 }
 
@@ -119,7 +125,7 @@ Result<nlohmann::json> run_judge_analysis(const std::string& name, AnalysisConte
   for (const auto& r : judgments) {
     if (r.status == "ok" && r.label) ++votes;
     if (r.status == "parse_error") ++parse_errors;
-    if (r.status == "api_error") ++api_errors;
+    if (r.status == "api_error" && !is_imported_missing_vote(r)) ++api_errors;
   }
   if (votes == 0) {  // e.g. every judge call failed: report that, do not fail the analysis
     j["skipped"] = fmt::format(
@@ -195,8 +201,12 @@ Result<nlohmann::json> run_fairness(AnalysisContext& ctx, const nlohmann::json& 
       "the largest control arm; signed action-rate disparity with a vignette-cluster bootstrap CI";
   j["source"] = "seed 000 §III.B, §IV, S2, S3, S8, S10, S12";
   j["bootstrap"] = bootstrap_json(ctx.bootstrap);
+  j["bootstrap"]["method"] =
+      "floors and flip rates: studentized (bootstrap-t), vignette-cluster; paired difference and disparity: "
+      "percentile, vignette-cluster";
   j["rows"] = nlohmann::json::array();
   for (const auto& r : fr) j["rows"].push_back(fairness_result_to_json(r));
+  for (auto& row : j["rows"]) NF_RETURN_IF_ERROR(add_planned_coverage(row["floors"], ctx));
   j["descriptors"] = nlohmann::json::array();
   if (!fo.registry.empty()) {
     NF_ASSIGN_OR_RETURN(j["descriptors"], descriptor_lengths(fo.registry));

@@ -21,9 +21,71 @@ std::string num(const nlohmann::json& v, int digits = 3) {
   return v.dump();
 }
 
-std::string ci(const nlohmann::json& row, const char* lo = "ci_low", const char* hi = "ci_high") {
+std::string ci_plain(const nlohmann::json& row, const char* lo = "ci_low", const char* hi = "ci_high") {
   if (!row.contains(lo) || row[lo].is_null()) return "n/a";
   return fmt::format("[{}, {}]", num(row[lo]), num(row[hi]));
+}
+
+// 1 - x for a rate stored in the inappropriate direction: every judge table reads in one
+// direction, the share of answers judged appropriate (issue 12 item 6).
+std::string appropriate_of(const nlohmann::json& inappropriate, int digits = 3) {
+  if (!inappropriate.is_number()) return "n/a";
+  return num(nlohmann::json(1.0 - inappropriate.get<double>()), digits);
+}
+
+// An integer with thousands separators ("1,125"); num() for anything else.
+std::string thousands(const nlohmann::json& v) {
+  if (!v.is_number_integer() || v.get<int64_t>() < 0) return num(v);
+  const std::string d = std::to_string(v.get<int64_t>());
+  std::string out;
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (i > 0 && (d.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(d[i]);
+  }
+  return out;
+}
+
+// The row's main cluster-bootstrap interval with its flags (metrics/interval_flags.h):
+// "[0.05, 0.20] · 16 clusters (few)", or for a degenerate one
+// "degenerate [0.000, 0.000]; Wilson [0.000, 0.023]† · 16 clusters (few)".
+std::string ci(const nlohmann::json& row, const char* lo = "ci_low", const char* hi = "ci_high") {
+  std::string s = ci_plain(row, lo, hi);
+  const bool main_interval = std::string(lo) == "ci_low" || std::string(lo) == "flip_low";
+  if (!main_interval || !row.contains("ci_method") || s == "n/a") return s;
+  if (row.value("degenerate", false) && row.contains("exact_interval"))
+    s = fmt::format("degenerate {}; Wilson [{}, {}]†", s, num(row["exact_interval"]["lo"]),
+                    num(row["exact_interval"]["hi"]));
+  if (row.contains("clusters"))
+    s += fmt::format(" · {} clusters{}", num(row["clusters"]), row.value("few_clusters", false) ? " (few)" : "");
+  return s;
+}
+
+// Said once under a table with a degenerate interval or few clusters.
+std::string interval_notes(const nlohmann::json& rows) {
+  bool degenerate = false, few = false;
+  for (const auto& r : rows) {
+    degenerate = degenerate || r.value("degenerate", false);
+    few = few || r.value("few_clusters", false);
+  }
+  std::string s;
+  if (degenerate)
+    s += "\n† Degenerate: every bootstrap resample gave the same value, so the bootstrap interval has no width; that "
+         "is not certainty. The Wilson score bound beside it treats pairs as independent, but pairs within an item "
+         "are not, so the true uncertainty is wider (docs/intervals.md).\n";
+  if (few)
+    s += "\n(few) = fewer than 20 clusters: the interval is the studentized cluster bootstrap, which holds its level "
+         "at 16 and 33 clusters where the percentile interval under-covers; with very few clusters read it as rough "
+         "(docs/intervals.md).\n";
+  return s;
+}
+
+// "items 16/16 · draws 160/160" (contributing items / planned, valid draws / planned).
+std::string coverage_cell(const nlohmann::json& row) {
+  if (!row.contains("coverage")) return "";
+  const auto& c = row["coverage"];
+  auto planned = [](const nlohmann::json& v) { return v.is_null() ? std::string("?") : num(v); };
+  return fmt::format("items {}/{} · draws {}/{}", num(c["items_contributing"]), planned(c["items_planned"]),
+                     num(c["valid_draws"]), planned(c["draws_planned"]));
 }
 
 std::string esc(const std::string& s) {
@@ -36,19 +98,28 @@ std::string esc(const std::string& s) {
 }
 
 void floor_table(std::string& md, const nlohmann::json& rows, bool majority) {
-  md += majority ? "| subject | config | condition | outcome | R' | discordant / comparisons | floor | 95% CI (cluster bootstrap) | Wilson | unanimous cells |\n"
-                   "|---|---|---|---|---|---|---|---|---|---|\n"
-                 : "| subject | config | condition | outcome | discordant / comparisons | floor | 95% CI (cluster bootstrap) | Wilson | unanimous cells |\n"
-                   "|---|---|---|---|---|---|---|---|---|\n";
+  md += majority ? "| subject | config | condition | outcome | R' | discordant / comparisons | floor | 95% CI (cluster bootstrap) | Wilson | unanimous cells | coverage |\n"
+                   "|---|---|---|---|---|---|---|---|---|---|---|\n"
+                 : "| subject | config | condition | outcome | discordant / comparisons | floor | 95% CI (cluster bootstrap) | Wilson | unanimous cells | coverage |\n"
+                   "|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : rows) {
     const bool pooled = r.value("outcome", "") == "pooled";
     const std::string outcome = pooled ? "**pooled**" : esc(r.value("outcome", ""));
     md += fmt::format("| {} | {} | {} | {} | ", esc(r.value("subject", "")), esc(r.value("config", "")),
                       esc(r.value("condition", "")), outcome);
     if (majority) md += fmt::format("{} | ", num(r.value("vote_size", nlohmann::json(1))));
-    md += fmt::format("{}/{} | {} | {} | {} | {} |\n", num(r["discordant"]), num(r["comparisons"]), num(r["rate"]),
-                      ci(r), ci(r, "wilson_low", "wilson_high"), num(r.value("unanimous_cells", nlohmann::json(0))));
+    md += fmt::format("{}/{} | {} | {} | {} | {} | {} |\n", num(r["discordant"]), num(r["comparisons"]), num(r["rate"]),
+                      ci(r), ci(r, "wilson_low", "wilson_high"), num(r.value("unanimous_cells", nlohmann::json(0))),
+                      coverage_cell(r));
   }
+  md += interval_notes(rows);
+  std::string planned_note;
+  for (const auto& r : rows)
+    if (r.contains("coverage") && r["coverage"].value("planned_note", "") != "")
+      planned_note = r["coverage"]["planned_note"].get<std::string>();
+  if (!planned_note.empty())
+    md += "\nCoverage = items that contributed pairs / items planned · valid draws / planned draws (planned: " +
+          planned_note + "). An item with 0 or 1 valid draws contributes no pair and is never counted unanimous.\n";
 }
 
 // "0.123 [0.050, 0.200]" from an object with estimate/coef and low/high.
@@ -57,6 +128,9 @@ std::string est_ci(const nlohmann::json& o, const char* est = "estimate", int di
   std::string s = num(o[est], digits);
   if (o.contains("low") && !o["low"].is_null())
     s += fmt::format(" [{}, {}]", num(o["low"], digits), num(o["high"], digits));
+  if (o.value("degenerate", false)) s += " (degenerate: every resample gave this value; not certainty)";
+  if (o.contains("clusters") && o.contains("few_clusters") && o["few_clusters"].get<bool>())
+    s += fmt::format(" · {} clusters (few)", num(o["clusters"]));
   return s;
 }
 
@@ -110,22 +184,22 @@ void judge_panel_section(std::string& md, const nlohmann::json& f) {
   if (f.contains("by_condition") && f["by_condition"].is_array() && !f["by_condition"].empty()) {
     md += "\n### Appropriate-response rate by condition\n\nThe probe's comparison (seed 004 §2.3): each conversation "
           "as written and with the latter half of its last user turn removed. CI: prompt-cluster bootstrap (replicates "
-          "and judges of one prompt are not independent).\n\n| subject | condition | judge | appropriate | rate [CI] "
-          "| inappropriate-confident |\n|---|---|---|---|---|---|\n";
+          "and judges of one prompt are not independent). Every judge table reads in one direction: the share of "
+          "answers judged appropriate (the seed's inappropriate-confident rate is 1 minus it).\n\n"
+          "| subject | condition | judge | appropriate | rate [CI] |\n|---|---|---|---|---|\n";
     for (const auto& r : f["by_condition"])
-      md += fmt::format("| {} | {} | {} | {}/{} | {} | {} |\n", esc(r["subject"].get<std::string>()),
+      md += fmt::format("| {} | {} | {} | {}/{} | {} |\n", esc(r["subject"].get<std::string>()),
                         esc(r["condition"].get<std::string>()), esc(r["judge"].get<std::string>()), num(r["met"]),
-                        num(r["votes"]), est_ci(r, "rate", 3),
-                        num(nlohmann::json(1.0 - r["rate"].get<double>())));
+                        num(r["votes"]), est_ci(r, "rate", 3));
   }
   const auto& fl = f["fleiss"];
   md += fmt::format("\nFleiss kappa over the {} answers rated by every judge: {} (mean pairwise agreement {}).\n\n",
                     num(fl["complete_units"]), est_ci(fl, "kappa", 3), num(fl.value("mean_pairwise_agreement",
                                                                                       nlohmann::json()), 2));
-  md += "### Same-provider association\n\nRaw gap = own-provider judge's rate minus the mean of the other judges; "
+  md += "### Same-provider effect\n\nRaw gap = own-provider judge's rate minus the mean of the other judges; "
         "DiD nets out the own judge's leniency on the other subjects.\n\n"
         "| subject | own judge | own rate | peer mean | raw gap | DiD |\n|---|---|---|---|---|---|\n";
-  for (const auto& r : f["self_preference"])
+  for (const auto& r : f["same_provider_effect"])
     md += fmt::format("| {} | {} | {} | {} | {:+.3f} | {:+.3f} |\n", esc(r["subject"].get<std::string>()),
                       esc(r["own_judge"].get<std::string>()), num(r["own_rate"]), num(r["peer_rate"]),
                       r["raw_gap"].is_number() ? r["raw_gap"].get<double>() : 0.0,
@@ -153,7 +227,7 @@ void judge_panel_section(std::string& md, const nlohmann::json& f) {
                       "as extreme).\n\n", num(p["total"]), num(p["p"], 4), num(p["at_least"]));
   else if (p.contains("note"))
     md += "\nPermutation test: " + p["note"].get<std::string>() + "\n\n";
-  md += "### Evaluator dependence\n\nInappropriate-confident rate (1 − appropriate): own judge alone, full panel "
+  md += "### Evaluator dependence\n\nAppropriate-response rate: own judge alone, full panel "
         "(mean of judges), and leave-own-provider-out (a sensitivity analysis, not a common scale).\n\n"
         "| subject | own judge | full panel | leave own provider out | P(best) | P(worst) |\n|---|---|---|---|---|---|\n";
   for (const auto& r : f["leave_own_provider_out"]) {
@@ -164,8 +238,9 @@ void judge_panel_section(std::string& md, const nlohmann::json& f) {
         pw = num(q["p_last"], 2);
       }
     md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", esc(r["subject"].get<std::string>()),
-                      num(r.value("own_judge_inappropriate", nlohmann::json())), num(r["panel_inappropriate"]),
-                      num(r["leave_own_provider_out_inappropriate"]), pb, pw);
+                      appropriate_of(r.value("own_judge_inappropriate", nlohmann::json())),
+                      appropriate_of(r["panel_inappropriate"]), appropriate_of(r["leave_own_provider_out_inappropriate"]),
+                      pb, pw);
   }
   const auto& l = f["leave_one_judge_out"];
   md += "\nLeave-one-judge-out: the ranking (best first) is ";
@@ -227,7 +302,8 @@ void human_validity_section(std::string& md, const nlohmann::json& f) {
     for (const auto& r : refs) md += " " + num(c["rates"].value(r, nlohmann::json()), 2) + " |";
     md += "\n";
   }
-  md += "\n### Strata (item metadata, e.g. the perturbation audit)\n\n| stratum | n | judge inappropriate |";
+  md += "\n### Strata (item metadata, e.g. the perturbation audit)\n\nAppropriate-response rates.\n\n"
+        "| stratum | n | judge panel |";
   sep = "|---|---|---|";
   for (const auto& r : refs) {
     md += " " + esc(r) + " |";
@@ -236,7 +312,7 @@ void human_validity_section(std::string& md, const nlohmann::json& f) {
   md += " panel − consensus |\n" + sep + "---|\n";
   for (const auto& s : f["strata"]) {
     md += fmt::format("| {} | {} | {} |", esc(s["stratum"].get<std::string>()), num(s["n"]),
-                      num(s["judge_inappropriate"], 2));
+                      appropriate_of(s["judge_inappropriate"], 2));
     for (const auto& r : refs) md += " " + num(s["rates"].value(r, nlohmann::json()), 2) + " |";
     md += " " + num(s["panel_minus_consensus"], 2) + " |\n";
   }
@@ -254,16 +330,21 @@ void fairness_section(std::string& md, const nlohmann::json& f) {
     md += fmt::format("### {} / {} (reference `{}`, {} vignettes)\n\n", esc(r.value("subject", "")),
                       esc(r.value("config", "")), r.value("reference", ""), num(r["vignettes"]));
     md += "| action | discordant / comparisons | floor | 95% CI | unanimous cells | prevalence-normalised | vignettes for "
-          "25 discordant pairs |\n|---|---|---|---|---|---|---|\n";
+          "25 discordant pairs | coverage |\n|---|---|---|---|---|---|---|---|\n";
     for (const auto& a : r["floors"])
-      md += fmt::format("| {} | {}/{} | {} | {} | {}/{} | {} | {} |\n", a.value("action", ""), num(a["discordant"]),
+      md += fmt::format("| {} | {}/{} | {} | {} | {}/{} | {} | {} | {} |\n", a.value("action", ""), num(a["discordant"]),
                         num(a["comparisons"]), num(a["rate"]), ci(a), num(a["unanimous_cells"]), num(a["cells"]),
-                        num(a["normalised_ratio"]), num(a["vignettes_needed"]));
+                        num(a["normalised_ratio"]), thousands(a["vignettes_needed"]), coverage_cell(a));
+    md += interval_notes(r["floors"]);
     if (r["paired_difference"].is_object()) {
       const auto& p = r["paired_difference"];
-      md += fmt::format("\nPaired difference {} - {}: ({} - {})/{} = {} {} (vignette-cluster bootstrap).\n",
+      const std::string diff = p.contains("difference_discordant")
+                                   ? fmt::format("{}/{} = ", num(p["difference_discordant"]), num(p["comparisons"]))
+                                   : "";
+      md += fmt::format("\nPaired difference {} - {}: ({} - {})/{} = {}{} {} (vignette-cluster percentile bootstrap, {} "
+                        "clusters).\n",
                         p.value("a", ""), p.value("b", ""), num(p["discordant_a"]), num(p["discordant_b"]),
-                        num(p["comparisons"]), num(p["difference"]), ci(p));
+                        num(p["comparisons"]), diff, num(p["difference"]), ci_plain(p), num(r["vignettes"]));
     }
     if (!r["subsample"].empty()) {
       md += "\nSubsampling curve (pooled floor over the first K vignettes of the order): ";
@@ -287,6 +368,9 @@ void fairness_section(std::string& md, const nlohmann::json& f) {
                           num(x["p_value"], 4), num(x["q_value"], 4), num(x["disparity"]),
                           ci(x, "disparity_low", "disparity_high"), num(x["control_max"]), x.value("reading", ""));
     }
+    if (!r["flips"].empty()) md += interval_notes(r["flips"]);
+    if (r.contains("contrasts_skipped") && r["contrasts_skipped"].is_string())
+      md += "\n> " + r["contrasts_skipped"].get<std::string>() + "\n";
     if (r["within_range_note"].is_string()) md += "\n> " + r["within_range_note"].get<std::string>() + "\n";
     md += "\n";
   }
@@ -391,15 +475,22 @@ std::string render_markdown(const nlohmann::json& results) {
     md += "Accuracy without and with shuffled options on the same items (exact two-sided McNemar on the "
           "discordant counts b = right then wrong, c = wrong then right), and the inappropriate-confident rate "
           "when the correct answer or the clinical context is removed (" + f.value("source", "") +
-          "). One draw per item and condition.\n\n"
-          "| subject | config | metric | x / n | rate | 95% CI | b | c | p |\n|---|---|---|---|---|---|---|---|---|\n";
+          "). One draw per item and condition, from the replicate in the `replicate` column (the lowest every "
+          "compared condition has), so the exact test stays valid; `all replicates` gives the same rate over every "
+          "ok draw.\n\n"
+          "| subject | config | metric | replicate | x / n | rate | 95% CI | b | c | p | all replicates |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|\n";
     for (const auto& r : f["rows"]) {
       const std::string xn = r.contains("x") ? fmt::format("{}/{}", num(r["x"]), num(r["n"]))
                                              : (r.contains("n") ? fmt::format("n = {}", num(r["n"])) : "");
-      md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", esc(r.value("subject", "")),
-                        esc(r.value("config", "")), r.value("metric", ""), xn, num(r["rate"]), ci(r),
-                        r.contains("b") ? num(r["b"]) : "", r.contains("c") ? num(r["c"]) : "",
-                        r.contains("p_value") ? num(r["p_value"], 4) : "");
+      const std::string all = r.contains("all_replicates")
+                                  ? fmt::format("{}/{} = {}", num(r["all_replicates"]["x"]),
+                                                num(r["all_replicates"]["n"]), num(r["all_replicates"]["rate"]))
+                                  : "";
+      md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", esc(r.value("subject", "")),
+                        esc(r.value("config", "")), r.value("metric", ""), num(r.value("replicate", nlohmann::json())),
+                        xn, num(r["rate"]), ci(r), r.contains("b") ? num(r["b"]) : "",
+                        r.contains("c") ? num(r["c"]) : "", r.contains("p_value") ? num(r["p_value"], 4) : "", all);
     }
     md += "\n";
   }

@@ -71,8 +71,11 @@ Result<std::unique_ptr<Backend>> make_backend(const SubjectSpec& subject) {
     if (!subject.api_key_env.empty()) {
       const char* key = std::getenv(subject.api_key_env.c_str());
       if (key == nullptr)
-        return InvalidArgument(fmt::format("subject '{}': api_key_env: environment variable {} is not set",
-                                           subject.name, subject.api_key_env));
+        return InvalidArgument(fmt::format(
+            "{}: environment variable {} is not set (subject '{}'; export it, or drop api_key_env for a server "
+            "that needs no key, such as noisefloor serve-sim)",
+            subject.api_key_env_where.empty() ? "api_key_env" : subject.api_key_env_where, subject.api_key_env,
+            subject.name));
       o.api_key = key;
     }
     if (subject.backend == "anthropic") return std::unique_ptr<Backend>(std::make_unique<AnthropicBackend>(o));

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <set>
+#include <sstream>
 #include <system_error>
 #include <utility>
 
@@ -141,7 +142,9 @@ class Parser {
   Status parse_subjects(const Entry& e, std::vector<SubjectSpec>* out, const std::string& list_key) const;
   Status parse_conditions(const Entry& e, const std::string& task, std::vector<std::string>* out) const;
   Status parse_configs(const Entry& e, ConfigAxes* out) const;
-  Status parse_analyses(const Entry& e, std::vector<AnalysisSpec>* out) const;
+  // `replicates`: the study's, to refuse vote sizes that need more (two disjoint vote sets).
+  Status parse_analyses(const Entry& e, int replicates, std::vector<AnalysisSpec>* out,
+                        std::vector<std::string>* warnings) const;
   Status parse_bootstrap(const Entry& e, BootstrapSpec* out) const;
 
   std::string path_;
@@ -343,7 +346,11 @@ Status Parser::parse_dataset(const Entry& e, DatasetSpec* out) const {
   NF_ASSIGN_OR_RETURN(out->path, resolve_path(raw, env_rooted));
   std::error_code ec;
   if (!std::filesystem::exists(out->path, ec))
-    return NotFound(fmt::format("{}:{}: dataset.path: no such file: {}", path_, line_of(pit->second.value), out->path));
+    return NotFound(fmt::format("{}:{}: dataset.path: no such file: {} ({})", path_, line_of(pit->second.value),
+                                out->path,
+                                env_rooted ? "a path starting with ${VAR} takes the variable's value as the shell "
+                                             "does: a relative value resolves against the working directory"
+                                           : "a relative path resolves against the study file's directory"));
   if (std::filesystem::is_directory(out->path, ec))
     return error(pit->second.value, "dataset.path", fmt::format("is a directory, expected a file: {}", out->path));
   if (auto it = m.find("limit"); it != m.end()) {
@@ -424,6 +431,7 @@ Status Parser::parse_subjects(const Entry& e, std::vector<SubjectSpec>* out, con
         return error(it->second.value, key + ".api_key_env",
                      "must be the NAME of an environment variable holding the key (letters, digits, '_'), "
                      "never the key itself");
+      s.api_key_env_where = fmt::format("{}:{}: {}.api_key_env", path_, line_of(it->second.value), key);
     }
     if (auto it = m.find("timeout_s"); it != m.end()) {
       NF_ASSIGN_OR_RETURN(s.timeout_s, read_number(it->second.value, key + ".timeout_s"));
@@ -590,7 +598,31 @@ Status Parser::parse_configs(const Entry& e, ConfigAxes* out) const {
   return Status::Ok();
 }
 
-Status Parser::parse_analyses(const Entry& e, std::vector<AnalysisSpec>* out) const {
+namespace {
+// The fairness analysis's default vote sizes [3, 5] (metrics/fairness.h) that the study's
+// replicates can hold (2 R' <= replicates); [] when none fits.
+nlohmann::json default_fairness_vote_sizes(int replicates) {
+  nlohmann::json out = nlohmann::json::array();
+  for (int r : {3, 5})
+    if (2 * r <= replicates) out.push_back(r);
+  return out;
+}
+}  // namespace
+
+Status Parser::parse_analyses(const Entry& e, int replicates, std::vector<AnalysisSpec>* out,
+                              std::vector<std::string>* warnings) const {
+  // A majority vote of R' draws compares two disjoint R'-subsets of an item's replicates:
+  // a larger vote size loads (the report repeats the warning) but is named here.
+  auto check_vote_size = [&](const YAML::Node& n, const std::string& k, int64_t size) -> Status {
+    if (2 * size > replicates)
+      warnings->push_back(error(n, k,
+                                fmt::format("vote size {} needs at least {} replicates per item (two disjoint vote "
+                                            "sets); the study has replicates: {}, so its majority-vote rows will be "
+                                            "empty (raise replicates or lower the vote size)",
+                                            size, 2 * size, replicates))
+                              .message());
+    return Status::Ok();
+  };
   NF_ASSIGN_OR_RETURN(auto m, read_map(e.value, "analyses", known_analyses()));
   out->clear();
   // File order, not alphabetical: iterate the YAML map again.
@@ -612,6 +644,7 @@ Status Parser::parse_analyses(const Entry& e, std::vector<AnalysisSpec>* out) co
           for (const auto& n : nodes) {
             NF_ASSIGN_OR_RETURN(int64_t k, read_int(n, key + ".vote_sizes"));
             if (k < 1) return error(n, key + ".vote_sizes", fmt::format("must be positive integers, got {}", k));
+            NF_RETURN_IF_ERROR(check_vote_size(n, key + ".vote_sizes", k));
             sizes.push_back(k);
           }
         }
@@ -650,9 +683,25 @@ Status Parser::parse_analyses(const Entry& e, std::vector<AnalysisSpec>* out) co
         }
       }
     } else if (name == "fairness") {  // validated by metrics/fairness.cc; a band file path is resolved here
+      if (!v.IsMap()) a.options["vote_sizes"] = default_fairness_vote_sizes(replicates);
       if (v.IsMap()) {
         NF_ASSIGN_OR_RETURN(auto opts, read_map(v, key, kFairnessOptions));
         NF_ASSIGN_OR_RETURN(a.options, to_json(v, key));
+        if (auto it = opts.find("vote_sizes"); it != opts.end()) {
+          const YAML::Node& vs = it->second.value;
+          if (vs.IsSequence()) {
+            for (const auto& n : vs)
+              if (n.IsScalar()) {
+                auto k = read_int(n, key + ".vote_sizes");
+                if (k.ok()) NF_RETURN_IF_ERROR(check_vote_size(n, key + ".vote_sizes", *k));
+              }
+          } else if (vs.IsScalar()) {
+            auto k = read_int(vs, key + ".vote_sizes");
+            if (k.ok()) NF_RETURN_IF_ERROR(check_vote_size(vs, key + ".vote_sizes", *k));
+          }
+        } else {
+          a.options["vote_sizes"] = default_fairness_vote_sizes(replicates);
+        }
         if (auto it = opts.find("acceptable_bands"); it != opts.end()) {
           NF_ASSIGN_OR_RETURN(std::string bp, read_string(it->second.value, key + ".acceptable_bands"));
           NF_ASSIGN_OR_RETURN(a.options["acceptable_bands"], resolve_path(bp, starts_with(it->second.value.Scalar(), "${")));
@@ -810,14 +859,17 @@ Result<Study> Parser::parse(const std::string& text) {
   }
   if (auto it = m.find("configs"); it != m.end()) NF_RETURN_IF_ERROR(parse_configs(it->second, &st.axes));
   if (auto it = m.find("analyses"); it != m.end()) {
-    NF_RETURN_IF_ERROR(parse_analyses(it->second, &st.analyses));
+    NF_RETURN_IF_ERROR(parse_analyses(it->second, st.replicates, &st.analyses, &st.warnings));
   } else {
     // The task kind's defaults (core/task_kinds.h). Chat draws carry no outcomes (judges
     // score them); the judge analyses run on their own whenever the store holds judgments
     // (metrics/analyze.cc), so no kind lists them.
     for (const auto& a : kind.default_analyses) {
       AnalysisSpec spec{a, nlohmann::json::object()};
+      // The default majority vote of 3 needs 6 replicates; with fewer it would print 0/0 rows.
+      if (a == "majority_floor" && st.replicates < 6) continue;
       if (a == "majority_floor") spec.options["vote_sizes"] = nlohmann::json::array({3});
+      if (a == "fairness") spec.options["vote_sizes"] = default_fairness_vote_sizes(st.replicates);
       st.analyses.push_back(std::move(spec));
     }
   }
@@ -871,13 +923,38 @@ Result<Study> Parser::parse(const std::string& text) {
 
 }  // namespace
 
+namespace {
+// A `{... ${VAR} ...}` flow map is the usual cause of "end of map flow not found": the `{` of
+// an unquoted ${VAR} opens a nested flow map. Returns the hint to append, or "".
+std::string flow_map_hint(const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    const auto open = line.find('{');
+    const auto var = line.find("${");
+    if (open != std::string::npos && var != std::string::npos && open < var &&
+        line.find("\"${") == std::string::npos && line.find("'${") == std::string::npos)
+      return fmt::format(" (line {} has an unquoted ${{...}} inside a flow map {{...}}: quote it, e.g. "
+                         "base_url: \"${{SIM_URL}}\", or write the map in block style)", n);
+  }
+  return "";
+}
+}  // namespace
+
 Result<Study> parse_study(const std::string& yaml_text, const std::string& path, const EnvLookup& env) {
   Parser p(path, env);
   try {
-    return p.parse(yaml_text);
+    auto study = p.parse(yaml_text);
+    if (!study.ok() && study.status().message().find("malformed YAML") != std::string::npos) {
+      const std::string hint = flow_map_hint(yaml_text);
+      if (!hint.empty()) return InvalidArgument(std::string(study.status().message()) + hint);
+    }
+    return study;
   } catch (const YAML::Exception& ex) {  // any yaml-cpp access that threw past a reader
     const int line = ex.mark.is_null() || ex.mark.line < 0 ? 1 : ex.mark.line + 1;
-    return InvalidArgument(fmt::format("{}:{}: malformed YAML: {}", path, line, ex.msg));
+    return InvalidArgument(fmt::format("{}:{}: malformed YAML: {}{}", path, line, ex.msg, flow_map_hint(yaml_text)));
   }
 }
 

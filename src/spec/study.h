@@ -42,6 +42,7 @@ struct SubjectSpec {
   std::string model;                // model name sent to the backend
   std::string base_url;             // openai: e.g. http://127.0.0.1:8080/v1
   std::string api_key_env;          // openai: name of the env var holding the key ("" = none)
+  std::string api_key_env_where;    // "study.yaml:12: subjects[0].api_key_env" (for a missing-key error)
   double timeout_s = 120.0;         // openai: total per-request timeout
   int concurrency = 4;              // requests in flight for this subject
   double connect_timeout_s = 10.0;  // openai/anthropic: connect timeout per attempt
@@ -108,6 +109,9 @@ const std::string& default_judge_criterion();
 
 struct Study {
   std::string name;
+  /// Settings that load but cannot work as written, each "file:line: key: problem" (e.g. a
+  /// majority vote of 3 with 4 replicates); the CLI prints them when the study loads.
+  std::vector<std::string> warnings;
   std::string source_path;   // the study file as given
   std::string source_text;   // its bytes (for the study hash)
   uint64_t seed = 0;         // study seed: shuffles, derived request seeds

@@ -5,10 +5,12 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string_view>
@@ -455,6 +457,31 @@ std::string csv_field(std::string_view s) {
 
 // Streams an export to `out_path.tmp` and renames it over `out_path` on success, so a
 // failed export never leaves a half-written file under the final name.
+// The axes of a config id as written by spec::expand_configs ("temperature=0.7,top_p=0.9";
+// "default" = no varying axis): [(axis, value text)] in id order.
+std::vector<std::pair<std::string, std::string>> config_axes(const std::string& id) {
+  std::vector<std::pair<std::string, std::string>> out;
+  size_t start = 0;
+  while (start < id.size()) {
+    size_t end = id.find(',', start);
+    if (end == std::string::npos) end = id.size();
+    const std::string part = id.substr(start, end - start);
+    const size_t eq = part.find('=');
+    if (eq != std::string::npos && eq > 0) out.emplace_back(part.substr(0, eq), part.substr(eq + 1));
+    start = end + 1;
+  }
+  return out;
+}
+
+// A config axis value as JSON: a number when it reads as one, null for "null", else the text.
+json axis_value_json(const std::string& v) {
+  if (v == "null") return nullptr;
+  char* end = nullptr;
+  const double d = std::strtod(v.c_str(), &end);
+  if (!v.empty() && end == v.c_str() + v.size()) return d;
+  return v;
+}
+
 class ExportFile {
  public:
   explicit ExportFile(std::string out_path) : path_(std::move(out_path)), tmp_(path_ + ".tmp") {}
@@ -1100,9 +1127,21 @@ Result<std::vector<ItemRow>> Store::items() {
 // ---- export -------------------------------------------------------------------------
 
 Status Store::export_jsonl(const std::string& out_path) {
-  std::lock_guard lock(mu_);
   ExportFile file(out_path);
   NF_RETURN_IF_ERROR(file.open());
+  NF_RETURN_IF_ERROR(export_jsonl(file.out()));
+  return file.finish();
+}
+
+Status Store::export_csv(const std::string& out_path) {
+  ExportFile file(out_path);
+  NF_RETURN_IF_ERROR(file.open());
+  NF_RETURN_IF_ERROR(export_csv(file.out()));
+  return file.finish();
+}
+
+Status Store::export_jsonl(std::ostream& out) {
+  std::lock_guard lock(mu_);
   // One read transaction, so the export is a consistent snapshot even while a runner in
   // another process keeps writing (WAL readers do not block writers).
   NF_RETURN_IF_ERROR(exec(db_, "BEGIN", "export_jsonl", path_));
@@ -1111,7 +1150,8 @@ Status Store::export_jsonl(const std::string& out_path) {
     ~EndRead() { sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr); }
   } end_read{db_};
   NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
-      fmt::format("SELECT id, {} FROM draws ORDER BY id", kDrawColumns), "export_jsonl", path_));
+      fmt::format("SELECT id, {} FROM draws ORDER BY subject, item, condition, config, replicate", kDrawColumns),
+      "export_jsonl", path_));
   NF_ASSIGN_OR_RETURN(Stmt o, Stmt::prepare(db_,
       "SELECT name, value, label FROM outcomes WHERE draw_id = ?1 ORDER BY rowid",
       "export_jsonl: outcomes", path_));
@@ -1123,6 +1163,9 @@ Status Store::export_jsonl(const std::string& out_path) {
     j["item"] = q.text(2);
     j["condition"] = q.text(3);
     j["config"] = q.text(4);
+    j["config_axes"] = json::object();
+    for (const auto& [axis, value] : config_axes(q.text(4)))
+      j["config_axes"][axis] = axis_value_json(value);
     j["replicate"] = q.int64(5);
     j["cluster"] = q.text(6);
     j["status"] = q.text(7);
@@ -1149,21 +1192,39 @@ Status Store::export_jsonl(const std::string& out_path) {
       outs.push_back({{"name", o.text(0)}, {"value", o.dbl(1)}, {"label", o.text(2)}});
     }
     j["outcomes"] = std::move(outs);
-    file.out() << dump_json(j) << '\n';
+    out << dump_json(j) << '\n';
   }
-  return file.finish();
+  out.flush();
+  if (!out) return DataLoss("export_jsonl: write failed");
+  return Status::Ok();
 }
 
-Status Store::export_csv(const std::string& out_path) {
+Status Store::export_csv(std::ostream& out) {
   std::lock_guard lock(mu_);
-  ExportFile file(out_path);
-  NF_RETURN_IF_ERROR(file.open());
+  NF_RETURN_IF_ERROR(exec(db_, "BEGIN", "export_csv", path_));
+  struct EndRead {
+    sqlite3* db;
+    ~EndRead() { sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr); }
+  } end_read{db_};
+  // The config axes that vary in this store (from the config ids), one numeric column each.
+  std::vector<std::string> axes;
+  {
+    NF_ASSIGN_OR_RETURN(Stmt c, Stmt::prepare(db_, "SELECT DISTINCT config FROM draws ORDER BY config",
+                                              "export_csv: configs", path_));
+    for (;;) {
+      NF_ASSIGN_OR_RETURN(bool row, c.step());
+      if (!row) break;
+      for (const auto& [axis, value] : config_axes(c.text(0)))
+        if (std::find(axes.begin(), axes.end(), axis) == axes.end()) axes.push_back(axis);
+    }
+  }
   NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
       "SELECT d.subject, d.item, d.cluster, d.condition, d.config, d.replicate, d.status, "
       "o.name, o.value, o.label FROM draws d JOIN outcomes o ON o.draw_id = d.id "
-      "ORDER BY d.id, o.rowid", "export_csv", path_));
-  std::ofstream& out = file.out();
-  out << "subject,item,cluster,condition,config,replicate,status,outcome,value,label\n";
+      "ORDER BY d.subject, d.item, d.condition, d.config, d.replicate, o.rowid", "export_csv", path_));
+  out << "subject,item,cluster,condition,config,replicate,status,outcome,value,label";
+  for (const auto& a : axes) out << ',' << csv_field(a);
+  out << '\n';
   for (;;) {
     NF_ASSIGN_OR_RETURN(bool row, q.step());
     if (!row) break;
@@ -1171,9 +1232,19 @@ Status Store::export_csv(const std::string& out_path) {
     out << csv_field(q.text(0)) << ',' << csv_field(q.text(1)) << ',' << csv_field(q.text(2)) << ','
         << csv_field(q.text(3)) << ',' << csv_field(q.text(4)) << ',' << q.int64(5) << ','
         << csv_field(q.text(6)) << ',' << csv_field(q.text(7)) << ',' << fmt::format("{}", q.dbl(8))
-        << ',' << csv_field(q.text(9)) << '\n';
+        << ',' << csv_field(q.text(9));
+    const auto values = config_axes(q.text(4));
+    for (const auto& a : axes) {
+      std::string v;
+      for (const auto& [axis, value] : values)
+        if (axis == a) v = value == "null" ? "" : value;
+      out << ',' << csv_field(v);
+    }
+    out << '\n';
   }
-  return file.finish();
+  out.flush();
+  if (!out) return DataLoss("export_csv: write failed");
+  return Status::Ok();
 }
 
 // ---- judging stored draws -------------------------------------------------------------

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <iosfwd>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -179,9 +180,16 @@ class Store {
   /// Every stored item (id, cluster, data), ordered by id.
   Result<std::vector<ItemRow>> items();
 
-  /// Writes every draw with its outcomes as JSON Lines / one outcome per CSV row.
+  /// Writes every draw with its outcomes as JSON Lines / one outcome per CSV row, in draw-key
+  /// order (subject, item, condition, config, replicate), to a file (written atomically) or a
+  /// stream (e.g. stdout). Each varying config axis is also a column of its own (CSV:
+  /// `temperature`, `top_p`, `seed`, `max_tokens`, `template` after the fixed columns, numbers
+  /// as numbers, empty for a null seed; JSONL: `config_axes`). Errors: DataLoss on a write
+  /// failure, the store's read errors.
   Status export_jsonl(const std::string& out_path);
   Status export_csv(const std::string& out_path);
+  Status export_jsonl(std::ostream& out);
+  Status export_csv(std::ostream& out);
 
   // ---- judging stored draws (runner/judge.h; seed 004 §2.6) ----
 

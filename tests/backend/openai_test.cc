@@ -163,11 +163,12 @@ TEST(OpenAi, SimServerEndpointsAndBadRequests) {
     EXPECT_TRUE(j["error"]["message"].is_string());
     EXPECT_EQ(j["error"]["type"], "invalid_request_error");
   }
-  // The unversioned path works too.
-  auto ok = c.Post("/chat/completions", simple_request().to_openai_json().dump(), "application/json");
-  ASSERT_TRUE(ok);
-  EXPECT_EQ(ok->status, 200);
-  EXPECT_EQ(nlohmann::json::parse(ok->body)["object"], "chat.completion");
+  // The unversioned path is refused, as a real server would (issue 12: a base URL without
+  // /v1 must fail against serve-sim too, not only in production).
+  auto unversioned = c.Post("/chat/completions", simple_request().to_openai_json().dump(), "application/json");
+  ASSERT_TRUE(unversioned);
+  EXPECT_EQ(unversioned->status, 404);
+  EXPECT_EQ(nlohmann::json::parse(unversioned->body)["error"]["type"], "invalid_request_error");
 }
 
 TEST(OpenAi, PortInUseIsUnavailable) {

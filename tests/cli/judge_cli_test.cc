@@ -27,10 +27,10 @@ TEST(JudgeCli, ImportMissingInfoThenAnalyzeReproducesThePaper) {
   auto imp = run_cli("import missing-info " + dir + " --store " + store, t.path());
   ASSERT_EQ(imp.exit_code, 0) << imp.err;
   EXPECT_NE(imp.err.find("800 votes, 150 human labels (raters 3), 50 items"), std::string::npos) << imp.err;
-  // Re-importing the same votes is refused, not duplicated.
+  // Re-importing the same votes skips them and says so (issue 12), never duplicates them.
   auto again = run_cli("import missing-info " + dir + " --store " + store, t.path());
-  EXPECT_NE(again.exit_code, 0);
-  EXPECT_NE(again.err.find("already stored"), std::string::npos) << again.err;
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.err.find("already in the store, left unchanged"), std::string::npos) << again.err;
 
   auto an = run_cli("analyze --store " + store + " --out " + out + " --resamples 100 --bootstrap-seed 4", t.path());
   ASSERT_EQ(an.exit_code, 0) << an.err;

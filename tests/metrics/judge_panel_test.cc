@@ -115,7 +115,7 @@ TEST_F(JudgePanelReleased, Table5RawGapAndDid) {
   } want[] = {{"opus-4_8-high", 0.02, -0.02}, {"gpt-5_5-high", 0.16, 0.11}, {"grok-4_3", -0.05, 0.04},
               {"gemini-3_5-flash", 0.05, 0.11}};
   for (const auto& w : want) {
-    const json* row = find_row(r()["self_preference"], "subject", w.subject);
+    const json* row = find_row(r()["same_provider_effect"], "subject", w.subject);
     ASSERT_NE(row, nullptr) << w.subject;
     EXPECT_NEAR((*row)["raw_gap"].get<double>(), w.raw, 0.005) << w.subject;
     EXPECT_NEAR((*row)["did"].get<double>(), w.did, 0.005) << w.subject;

@@ -85,9 +85,15 @@ TEST_F(StudyTest, MinimalStudyGetsDefaults) {
   EXPECT_EQ(s.bootstrap.resamples, 2000);
   EXPECT_EQ(s.source_text, minimal());
   EXPECT_EQ(s.source_path, study_path());
-  // Without an analyses key, all three known analyses run with their defaults.
-  ASSERT_EQ(s.analyses.size(), 3u);
-  EXPECT_EQ(s.analyses[1].options["vote_sizes"], nlohmann::json::array({3}));
+  // Without an analyses key, the known analyses run with their defaults, except the
+  // majority vote of 3, which needs 6 replicates (this study has 1).
+  ASSERT_EQ(s.analyses.size(), 2u);
+  EXPECT_EQ(s.analyses[0].name, "floor");
+  EXPECT_EQ(s.analyses[1].name, "mcq_robustness");
+  auto six = parse(minimal("replicates: 6\n"));
+  ASSERT_TRUE(six.ok()) << six.status().to_string();
+  ASSERT_EQ(six->analyses.size(), 3u);
+  EXPECT_EQ(six->analyses[1].options["vote_sizes"], nlohmann::json::array({3}));
 }
 
 TEST_F(StudyTest, FullStudyParsesEveryField) {
@@ -102,7 +108,7 @@ TEST_F(StudyTest, FullStudyParsesEveryField) {
       "  seed: [0, null]\n"
       "  max_tokens: [256]\n"
       "  template: [default, direct]\n"
-      "replicates: 5\n"
+      "replicates: 10\n"
       "analyses:\n"
       "  mcq_robustness: {margin: 0.05}\n"
       "  floor:\n"
@@ -121,7 +127,7 @@ TEST_F(StudyTest, FullStudyParsesEveryField) {
   EXPECT_FALSE(s.axes.seed[1].has_value());
   EXPECT_EQ(s.axes.max_tokens, (std::vector<int>{256}));
   EXPECT_EQ(s.axes.template_name, (std::vector<std::string>{"default", "direct"}));
-  EXPECT_EQ(s.replicates, 5);
+  EXPECT_EQ(s.replicates, 10);
   ASSERT_EQ(s.analyses.size(), 3u);  // file order
   EXPECT_EQ(s.analyses[0].name, "mcq_robustness");
   EXPECT_DOUBLE_EQ(s.analyses[0].options["margin"].get<double>(), 0.05);
