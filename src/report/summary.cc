@@ -180,8 +180,11 @@ void judge_lines(Book& book, const json& an) {
     const auto& f = an["judge_panel"];
     for (const auto& r : f.value("leave_own_provider_out", json::array()))
       book.at(str(r, "subject"))
-          .lines.push_back(fmt::format("Judge panel: inappropriate-confident rate {} (mean of the judges).",
-                                       num(r.value("panel_inappropriate", json()))));
+          .lines.push_back(fmt::format(
+              "Judge panel: appropriate-response rate {} (mean of the judges; the judge tables use the same direction).",
+              r.contains("panel_inappropriate") && r["panel_inappropriate"].is_number()
+                  ? num(json(1.0 - r["panel_inappropriate"].get<double>()))
+                  : num(json())));
     auto& all = book.at("all judges");
     if (f.contains("fleiss") && f["fleiss"].is_object())
       all.lines.push_back(fmt::format("Fleiss kappa across the judges: {}{}.", num(at(f, "fleiss").value("kappa", json())),
