@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "metrics/envelope.h"
 #include "metrics/fairness.h"
 #include "metrics/human_validity.h"
 #include "metrics/judge_panel.h"
@@ -251,6 +252,8 @@ const std::vector<AnalysisEntry>& analysis_registry() {
        "descriptor flips vs floor, paired differences, sample sizes (seed 000); options in docs/fairness.md",
        run_fairness},
       {"option_probs", "gold-option probability from logprobs; {\"subjects\": [...]} (issue 6)", run_option_probs},
+      {"envelope", "configuration envelope: SDI, CFR, rho_flip, tau_R, reachable orderings (seed 003); docs/envelope.md",
+       run_envelope},
   };
   return kRegistry;
 }

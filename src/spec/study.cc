@@ -41,7 +41,7 @@ const std::vector<std::string>& known_chat_conditions() {
 
 const std::vector<std::string>& known_analyses() {
   static const std::vector<std::string> kAnalyses{"floor", "majority_floor", "mcq_robustness", "judge_panel",
-                                                  "human_validity", "fairness"};
+                                                  "human_validity", "fairness", "envelope"};
   return kAnalyses;
 }
 
@@ -675,6 +675,10 @@ Status Parser::parse_analyses(const Entry& e, std::vector<AnalysisSpec>* out) co
           NF_ASSIGN_OR_RETURN(a.options["acceptable_bands"], resolve_path(bp, starts_with(it->second.value.Scalar(), "${")));
         }
       }
+    } else if (name == "envelope") {  // validated by metrics/envelope.cc (EnvelopeOptions::from_json)
+      if (v.IsMap()) {
+        NF_ASSIGN_OR_RETURN(a.options, to_json(v, key));
+      }
     } else {  // floor: no options yet
       if (v.IsMap()) {
         NF_ASSIGN_OR_RETURN(auto opts, read_map(v, key, {}));
@@ -815,6 +819,7 @@ Result<Study> Parser::parse(const std::string& text) {
   } else {
     for (const auto& a : known_analyses()) {
       if (a == "fairness" && st.task != "vignette_agent") continue;
+      if (a == "envelope") continue;  // asked for by name: it needs a configuration grid
       // Chat draws carry no outcomes (judges score them), so the outcome analyses would
       // print empty tables; the judge analyses below run on their own.
       if (st.task == "chat") continue;
