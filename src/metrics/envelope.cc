@@ -261,7 +261,9 @@ nlohmann::json point_to_json(const Grid& g, const Point& p, const EnvelopeOption
   rk["mismatch_pairs"] = r.mismatch_pairs;
   rk["mismatch_null"] = 1.0 - 1.0 / factorial(static_cast<int>(k));
   rk["reachable"] = r.reachable.size();
-  rk["possible"] = factorial(static_cast<int>(k));
+  // k! orderings (exact as an integer up to 20!).
+  if (k <= 20) rk["possible"] = static_cast<int64_t>(std::llround(factorial(static_cast<int>(k))));
+  else rk["possible"] = factorial(static_cast<int>(k));
   rk["orderings"] = nlohmann::json::array();
   for (const auto& [order, cs] : r.reachable)
     rk["orderings"].push_back({{"total_order", order}, {"configs", config_names(g, cs)}});
