@@ -412,7 +412,7 @@ Result<EnvelopeOptions> EnvelopeOptions::from_json(const nlohmann::json& j) {
   if (!j.is_object()) return InvalidArgument(fmt::format("envelope: options must be a JSON object, got {}", j.dump()));
   const std::vector<std::string> known{"outcome",     "condition", "thresholds", "sdi_min_mean", "parse_clean",
                                        "resamples",   "seed",      "level",      "axes",         "scoring_axis",
-                                       "free_form"};
+                                       "free_form",   "parse_outcome"};
   for (const auto& [k, v] : j.items()) {
     if (std::find(known.begin(), known.end(), k) == known.end())
       return InvalidArgument(fmt::format("envelope.{}: unknown option (known: {})", k, fmt::join(known, ", ")));
@@ -434,6 +434,7 @@ Result<EnvelopeOptions> EnvelopeOptions::from_json(const nlohmann::json& j) {
     else if (k == "condition") NF_RETURN_IF_ERROR(need_string(&o.condition));
     else if (k == "scoring_axis") NF_RETURN_IF_ERROR(need_string(&o.scoring_axis));
     else if (k == "free_form") NF_RETURN_IF_ERROR(need_string(&o.free_form));
+    else if (k == "parse_outcome") NF_RETURN_IF_ERROR(need_string(&o.parse_outcome));
     else if (k == "sdi_min_mean") {
       if (!v.is_number() || v.get<double>() < 0)
         return InvalidArgument(fmt::format("envelope.sdi_min_mean: expected a number >= 0, got {}", v.dump()));
@@ -659,6 +660,16 @@ Result<nlohmann::json> run_envelope(AnalysisContext& ctx, const nlohmann::json& 
   }
   NF_ASSIGN_OR_RETURN(auto counts, ctx.store.status_counts());
   NF_ASSIGN_OR_RETURN(auto cells, envelope_cells(ctx.rows, counts, o.outcome, o.condition));
+  if (!o.parse_outcome.empty()) {  // parse rates from an outcome instead of draw statuses
+    NF_ASSIGN_OR_RETURN(auto parsed, envelope_cells(ctx.rows, {}, o.parse_outcome, o.condition));
+    std::map<std::pair<std::string, std::string>, double> rate;
+    for (const auto& p : parsed) rate[{p.subject, p.config}] = p.score;
+    for (auto& c : cells) {
+      auto it = rate.find({c.subject, c.config});
+      c.parse_rate = it == rate.end() ? std::nullopt : std::optional<double>(it->second);
+    }
+    j["parse_outcome"] = o.parse_outcome;
+  }
   std::set<std::string> subjects, configs;
   for (const auto& c : cells) subjects.insert(c.subject), configs.insert(c.config);
   j["outcome"] = o.outcome;

@@ -45,6 +45,9 @@ struct EnvelopeOptions {
   std::vector<std::string> axes;            // ANOVA axes (default: every axis with > 1 level)
   std::string scoring_axis = "scoring_path";  // ANOVA keeps only cells where this axis ...
   std::string free_form = "free_form";        // ... has this value (when the axis exists)
+  /// An outcome whose cell mean is the parse rate (e.g. `parsed` of scripts/bbq-to-long),
+  /// for imported stores whose draws are all "ok"; "" = parse rates from draw statuses.
+  std::string parse_outcome;
 
   /// Reads the options; InvalidArgument "envelope.KEY: problem" for an unknown key, a
   /// wrong type, a threshold outside [0, 1], a level outside (0, 1) or resamples < 0.

@@ -117,5 +117,58 @@ TEST(EnvelopePublished, XstestTypeByScorerGivesFlips) {
   EXPECT_FALSE(e.section["variance"].contains("skipped"));
 }
 
+// BBQ: UnifiedQA-11B under three prompt formats, categories as subjects (one published
+// model), ambiguous contexts. Cell counts equal a direct pandas count of the same files.
+TEST(EnvelopePublished, BbqPromptFormatsReorderCategories) {
+  testing::TempDir t;
+  const std::string bbq = testing::data_file("bbq");
+  const std::string src = NF_SOURCE_DIR;
+  const std::string csv = t / "bbq.csv";
+  ASSERT_EQ(std::system(("python3 " + src + "/scripts/bbq-to-long " + bbq + " " + csv + " 2>" + (t / "e")).c_str()), 0)
+      << testing::slurp(t / "e");
+  auto imp = testing::run_cli("import draws " + csv + " --store " + (t / "s.sqlite"), t.path());
+  ASSERT_EQ(imp.exit_code, 0) << imp.err;
+  auto an = testing::run_cli("analyze --store " + (t / "s.sqlite") + " --out " + (t / "out") +
+                                 " --analysis 'envelope={\"condition\": \"ambig\", \"parse_outcome\": \"parsed\", "
+                                 "\"resamples\": 100}'",
+                             t.path());
+  ASSERT_EQ(an.exit_code, 0) << an.err;
+  const auto e = nlohmann::json::parse(testing::slurp(t / "out/results.json"))["analyses"]["envelope"];
+  ASSERT_FALSE(e.contains("skipped")) << e.dump();
+  EXPECT_EQ(e["outcome"], "correct");
+  EXPECT_EQ(e["n_configs"], 3);
+  EXPECT_EQ(e["n_subjects"], 6);
+  // Direct count: gold = the option whose normalised text equals the prediction's.
+  const std::string py =
+      "import glob,json,re,os\n"
+      "def n(s):\n s=re.sub(r'[^a-z0-9 ]','',s.lower().strip()); s=re.sub(r'^the ','',s); return ' '.join(s.split())\n"
+      "out={}\n"
+      "for p in sorted(glob.glob(os.path.join('" + bbq + "','unifiedqa_preds_*.jsonl'))):\n"
+      " c=os.path.basename(p)[16:-6]\n"
+      " for l in open(p):\n"
+      "  d=json.loads(l)\n"
+      "  if d['context_condition']!='ambig': continue\n"
+      "  for f in ('race','qonly','arc'):\n"
+      "   m=[i for i in range(3) if n(d['ans%d'%i])==n(d['unifiedqa-t5-11b_pred_'+f])]\n"
+      "   k=c+'|format='+f; a=out.setdefault(k,[0,0,0]); a[2]+=1\n"
+      "   if len(m)==1: a[1]+=1; a[0]+=int(m[0]==d['label'])\n"
+      "print(json.dumps(out))\n";
+  testing::write_text(t / "count.py", py);
+  ASSERT_EQ(std::system(("/usr/bin/python3 " + (t / "count.py") + " >" + (t / "count.json")).c_str()), 0);
+  const auto ref = nlohmann::json::parse(testing::slurp(t / "count.json"));
+  int checked = 0;
+  for (const auto& s : e["subjects"])
+    for (const auto& c : s["cells"]) {
+      const auto& r = ref[s["subject"].get<std::string>() + "|" + c["config"].get<std::string>()];
+      EXPECT_EQ(c["n"], r[1]) << s["subject"] << " " << c["config"];
+      EXPECT_EQ(std::lround(c["score"].get<double>() * c["n"].get<double>()), r[0].get<long>());
+      EXPECT_NEAR(c["parse_rate"].get<double>(), r[1].get<double>() / r[2].get<double>(), 1e-12);
+      ++checked;
+    }
+  EXPECT_EQ(checked, 18);
+  EXPECT_GT(e["rankings"]["reachable"].get<int>(), 1);  // the format alone reorders categories
+  EXPECT_FALSE(e["parse_clean"].contains("skipped"));
+}
+
 }  // namespace
 }  // namespace nf
