@@ -554,15 +554,37 @@ Result<nlohmann::json> envelope_analysis(const std::vector<EnvelopeCell>& cells,
   j["n_configs"] = g.configs.size();
   j["axes"] = nlohmann::json::object();
   for (const auto& [a, l] : axis_levels) j["axes"][a] = std::vector<std::string>(l.begin(), l.end());
-  // The cells of each subject.
+  // The cells of each subject, each with its neighbourhood: the same subject's scores under
+  // the configurations that differ from it in exactly one axis value.
+  std::vector<std::map<std::string, std::string>> ax(g.configs.size());
+  for (size_t c = 0; c < g.configs.size(); ++c) ax[c] = *config_axes(g.configs[c]);
+  auto neighbours = [&](size_t c1, size_t c2) {
+    if (ax[c1].size() != ax[c2].size()) return false;
+    int differ = 0;
+    for (const auto& [a, v] : ax[c1]) {
+      auto it = ax[c2].find(a);
+      if (it == ax[c2].end()) return false;
+      differ += it->second != v ? 1 : 0;
+    }
+    return differ == 1;
+  };
   for (size_t s = 0; s < g.subjects.size(); ++s) {
     nlohmann::json cs = nlohmann::json::array();
     for (size_t c = 0; c < g.configs.size(); ++c) {
       if (std::isnan(g.score[s][c])) continue;
+      double lo = kNaN, hi = kNaN;
+      int64_t nn = 0;
+      for (size_t c2 = 0; c2 < g.configs.size(); ++c2) {
+        if (c2 == c || std::isnan(g.score[s][c2]) || !neighbours(c, c2)) continue;
+        lo = nn == 0 ? g.score[s][c2] : std::min(lo, g.score[s][c2]);
+        hi = nn == 0 ? g.score[s][c2] : std::max(hi, g.score[s][c2]);
+        ++nn;
+      }
       cs.push_back({{"config", g.configs[c]},
                     {"score", g.score[s][c]},
                     {"n", g.n[s][c]},
-                    {"parse_rate", g.parse[s][c] ? nlohmann::json(*g.parse[s][c]) : nlohmann::json(nullptr)}});
+                    {"parse_rate", g.parse[s][c] ? nlohmann::json(*g.parse[s][c]) : nlohmann::json(nullptr)},
+                    {"neighbourhood", {{"n", nn}, {"min", num_or_null(lo)}, {"max", num_or_null(hi)}}}});
     }
     j["subjects"][s]["cells"] = cs;
   }
@@ -680,6 +702,22 @@ Result<nlohmann::json> run_envelope(AnalysisContext& ctx, const nlohmann::json& 
   }
   NF_ASSIGN_OR_RETURN(auto r, envelope_analysis(cells, o));
   j.update(r);
+  // Provenance pins for the GRID card (report/grid_card.h): model ids as served, the
+  // models the study asked for, dataset hashes.
+  nlohmann::json pins;
+  NF_ASSIGN_OR_RETURN(auto served, ctx.store.served_models());
+  pins["served_models"] = served;
+  pins["requested_models"] = nlohmann::json::object();
+  pins["datasets"] = nlohmann::json::array();
+  if (ctx.has_study) {
+    if (ctx.study.spec.contains("subjects") && ctx.study.spec["subjects"].is_array())
+      for (const auto& s : ctx.study.spec["subjects"])
+        if (s.is_object() && s.contains("name") && s["name"].is_string())
+          pins["requested_models"][s["name"].get<std::string>()] = s.value("model", nlohmann::json(nullptr));
+    if (ctx.study.spec.contains("provenance") && ctx.study.spec["provenance"].contains("datasets"))
+      pins["datasets"] = ctx.study.spec["provenance"]["datasets"];
+  }
+  j["pins"] = pins;
   return j;
 }
 
