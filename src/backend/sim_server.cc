@@ -164,7 +164,8 @@ struct SimServer::Impl {
       if (m.role == "user") last_user = &m;
     SimMcqPrompt prompt;
     if (last_user == nullptr || !parse_sim_mcq_prompt(last_user->content, prompt)) return nullptr;
-    const std::vector<double> p = sim.option_probabilities(request.model, prompt.stem, prompt.options, 1.0, 1.0);
+    const std::vector<double> p = sim.option_probabilities(request.model, prompt.stem, prompt.options, 1.0, 1.0,
+                                                           last_user->content);
     std::vector<size_t> order(p.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p[a] > p[b]; });
