@@ -1,7 +1,10 @@
 #include "backend/openai.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+
+#include <fmt/format.h>
 
 #include "backend/http.h"
 
@@ -110,31 +113,96 @@ ChatResponse OpenAiBackend::complete(const ChatRequest& request) {
   return post_chat(endpoint_, payload, parse_openai_body, rng, request.max_tokens);
 }
 
-std::map<std::string, std::optional<double>> option_probabilities(const nlohmann::json& logprobs,
-                                                                   const std::vector<std::string>& letters) {
-  std::map<std::string, std::optional<double>> out;
-  if (!logprobs.is_object()) return out;
+namespace {
+
+std::string trim_ws(const std::string& s) {
+  const size_t b = s.find_first_not_of(" \t\n\r");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t\n\r") - b + 1);
+}
+
+}  // namespace
+
+AnswerTokenProbs answer_token_probabilities(const nlohmann::json& logprobs, const std::vector<std::string>& letters) {
+  AnswerTokenProbs out;
+  if (!logprobs.is_object()) {
+    out.note = "no logprobs in the response";
+    return out;
+  }
   const auto content = logprobs.find("content");
-  if (content == logprobs.end() || !content->is_array() || content->empty()) return out;
-  const auto& first = (*content)[0];
-  if (!first.is_object()) return out;
-  const auto top = first.find("top_logprobs");
-  if (top == first.end() || !top->is_array()) return out;
-  for (const auto& l : letters) out[l] = std::nullopt;
+  if (content == logprobs.end() || !content->is_array() || content->empty()) {
+    out.note = "logprobs.content is missing or empty";
+    return out;
+  }
+  std::string text;
+  std::vector<size_t> start;
+  for (const auto& t : *content) {
+    start.push_back(text.size());
+    if (t.is_object() && t.contains("token") && t["token"].is_string()) text += t["token"].get<std::string>();
+  }
+  auto is_letter = [&](const std::string& tok) {
+    return std::find(letters.begin(), letters.end(), tok) != letters.end();
+  };
+  std::string lower = text;
+  for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const size_t tag = lower.rfind("<answer>");
+  std::optional<size_t> pos;
+  if (tag != std::string::npos) {
+    size_t q = tag + 8;
+    while (q < text.size() && (text[q] == ' ' || text[q] == '\n' || text[q] == '\t' || text[q] == '\r')) ++q;
+    if (q >= text.size()) {
+      out.note = "nothing follows the last <answer> tag";
+      return out;
+    }
+    size_t i = std::upper_bound(start.begin(), start.end(), q) - start.begin() - 1;
+    const auto& t = (*content)[i];
+    const std::string tok = t.is_object() && t.contains("token") && t["token"].is_string() ? t["token"].get<std::string>() : "";
+    if (!is_letter(trim_ws(tok))) {
+      out.note = fmt::format("the answer letter shares token {} ('{}') with other text", i, tok);
+      return out;
+    }
+    pos = i;
+  } else {
+    for (size_t i = content->size(); i-- > 0;) {
+      const auto& t = (*content)[i];
+      if (t.is_object() && t.contains("token") && t["token"].is_string() && is_letter(trim_ws(t["token"].get<std::string>()))) {
+        pos = i;
+        break;
+      }
+    }
+    if (!pos) {
+      out.note = "no generated token is an option letter";
+      return out;
+    }
+  }
+  const auto& at = (*content)[*pos];
+  out.position = pos;
+  out.token = at["token"].get<std::string>();
+  if (at.contains("logprob") && at["logprob"].is_number()) out.token_prob = std::exp(at["logprob"].get<double>());
+  const auto top = at.find("top_logprobs");
+  if (top == at.end() || !top->is_array()) {
+    out.note = "the answer token has no top_logprobs";
+    return out;
+  }
+  for (const auto& l : letters) out.probs[l] = std::nullopt;
   for (const auto& t : *top) {
     if (!t.is_object() || !t.contains("token") || !t["token"].is_string() || !t.contains("logprob") ||
         !t["logprob"].is_number())
       continue;
-    std::string tok = t["token"].get<std::string>();
-    const size_t b = tok.find_first_not_of(" \t\n\r");
-    if (b == std::string::npos) continue;
-    tok = tok.substr(b, tok.find_last_not_of(" \t\n\r") - b + 1);
-    auto it = out.find(tok);
-    if (it == out.end()) continue;
-    const double p = std::exp(t["logprob"].get<double>());
-    it->second = it->second.value_or(0.0) + p;
+    const std::string tok = trim_ws(t["token"].get<std::string>());
+    auto it = out.probs.find(tok);
+    if (it == out.probs.end()) {
+      out.top_has_non_letters = true;
+      continue;
+    }
+    it->second = it->second.value_or(0.0) + std::exp(t["logprob"].get<double>());
   }
   return out;
+}
+
+std::map<std::string, std::optional<double>> option_probabilities(const nlohmann::json& logprobs,
+                                                                   const std::vector<std::string>& letters) {
+  return answer_token_probabilities(logprobs, letters).probs;
 }
 
 }  // namespace nf
