@@ -293,7 +293,7 @@ nlohmann::json openai_response_json(const ChatResponse& r, std::string_view id, 
       {"choices",
        nlohmann::json::array({{{"index", 0},
                                {"message", {{"role", "assistant"}, {"content", r.content}}},
-                               {"logprobs", nullptr},
+                               {"logprobs", r.logprobs.is_null() ? nlohmann::json(nullptr) : r.logprobs},
                                {"finish_reason", r.finish_reason}}})},
       {"usage", usage},
   };
@@ -338,6 +338,36 @@ std::vector<double> SimBackend::option_probabilities(std::string_view model, std
                                                      double temperature, double top_p,
                                                      std::string_view prompt) const {
   return probabilities_from_logits(option_logits(model, stem, option_texts, prompt), temperature, top_p);
+}
+
+nlohmann::json sim_mcq_logprobs(const SimBackend& sim, const ChatRequest& request, const std::string& answer) {
+  const auto& x = request.extra_body;
+  const auto lp = x.find("logprobs");
+  const auto top = x.find("top_logprobs");
+  if (lp == x.end() || !lp->is_boolean() || !lp->get<bool>() || top == x.end() || !top->is_number_integer())
+    return nullptr;
+  const int n = std::clamp(top->get<int>(), 0, 20);
+  const ChatMessage* last_user = nullptr;
+  for (const auto& m : request.messages)
+    if (m.role == "user") last_user = &m;
+  SimMcqPrompt prompt;
+  if (last_user == nullptr || !parse_sim_mcq_prompt(last_user->content, prompt)) return nullptr;
+  const std::vector<double> p = sim.option_probabilities(request.model, prompt.stem, prompt.options, 1.0, 1.0,
+                                                         last_user->content);
+  std::vector<size_t> order(p.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p[a] > p[b]; });
+  nlohmann::json tops = nlohmann::json::array();
+  double answer_lp = -9999.0;
+  for (size_t k = 0; k < order.size(); ++k) {
+    const std::string let(1, static_cast<char>('A' + order[k]));
+    const double l = p[order[k]] > 0 ? std::log(p[order[k]]) : -9999.0;
+    if (let == answer) answer_lp = l;
+    if (static_cast<int>(k) < n) tops.push_back({{"token", let}, {"logprob", l}});
+  }
+  return {{"content", nlohmann::json::array({{{"token", answer.empty() && !tops.empty() ? tops[0]["token"] : nlohmann::json(answer)},
+                                              {"logprob", answer_lp},
+                                              {"top_logprobs", tops}}})}};
 }
 
 ChatResponse SimBackend::complete(const ChatRequest& request) {
@@ -401,6 +431,12 @@ ChatResponse SimBackend::complete(const ChatRequest& request) {
       resp.content = fill(kReasoning[r_template % kReasoning.size()], prompt.options[chosen], let) +
                      "\n\n<answer>" + let + "</answer>";
     }
+    // Asked for logprobs (extra_body logprobs/top_logprobs, as a subject's `logprobs: N` sends).
+    const size_t tag = resp.content.rfind("<answer>");
+    resp.logprobs = sim_mcq_logprobs(*this, request,
+                                     tag != std::string::npos && tag + 8 < resp.content.size()
+                                         ? resp.content.substr(tag + 8, 1)
+                                         : std::string());
   } else {  // free-text chat (backend/sim_chat.h)
     resp.content = sim_chat_reply(last_user->content, params_.clarify_rate, params_.clarify_rate_truncated, u_choice,
                                   r_template);

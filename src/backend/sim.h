@@ -98,6 +98,16 @@ struct SimMcqPrompt {
 /// text has no such run (then the sim gives a free-text chat reply, backend/sim_chat.h).
 bool parse_sim_mcq_prompt(std::string_view text, SimMcqPrompt& out);
 
+class SimBackend;
+
+/// choices[0].logprobs of the sim for an MCQ request whose extra_body asks for them
+/// ("logprobs": true, "top_logprobs": N in 0..20): one content token, the answer letter
+/// (`answer`; the most likely letter when empty), with its logprob and the N most likely
+/// option letters under the sim's option distribution at temperature 1, top_p 1 (the
+/// gold bonus of the prompt included), most likely first; letters beyond N are absent
+/// (unknown), as with a real server. Null when not asked for or not an MCQ prompt.
+nlohmann::json sim_mcq_logprobs(const SimBackend& sim, const ChatRequest& request, const std::string& answer);
+
 /// Order-dependent hash of every message's role and content (the sampling stream key).
 uint64_t messages_hash(const std::vector<ChatMessage>& messages);
 

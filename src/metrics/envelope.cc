@@ -412,7 +412,7 @@ Result<EnvelopeOptions> EnvelopeOptions::from_json(const nlohmann::json& j) {
   if (!j.is_object()) return InvalidArgument(fmt::format("envelope: options must be a JSON object, got {}", j.dump()));
   const std::vector<std::string> known{"outcome",     "condition", "thresholds", "sdi_min_mean", "parse_clean",
                                        "resamples",   "seed",      "level",      "axes",         "scoring_axis",
-                                       "free_form",   "parse_outcome"};
+                                       "free_form",   "parse_outcome", "scoring_paths"};
   for (const auto& [k, v] : j.items()) {
     if (std::find(known.begin(), known.end(), k) == known.end())
       return InvalidArgument(fmt::format("envelope.{}: unknown option (known: {})", k, fmt::join(known, ", ")));
@@ -435,6 +435,16 @@ Result<EnvelopeOptions> EnvelopeOptions::from_json(const nlohmann::json& j) {
     else if (k == "scoring_axis") NF_RETURN_IF_ERROR(need_string(&o.scoring_axis));
     else if (k == "free_form") NF_RETURN_IF_ERROR(need_string(&o.free_form));
     else if (k == "parse_outcome") NF_RETURN_IF_ERROR(need_string(&o.parse_outcome));
+    else if (k == "scoring_paths") {
+      if (!v.is_object() || v.empty())
+        return InvalidArgument(fmt::format("envelope.scoring_paths: expected a map path -> outcome, got {}", v.dump()));
+      for (const auto& [path, outcome] : v.items()) {
+        if (path.empty() || path.find_first_of(",=") != std::string::npos || !outcome.is_string() ||
+            outcome.get<std::string>().empty())
+          return InvalidArgument(fmt::format("envelope.scoring_paths.{}: expected an outcome name", path));
+        o.scoring_paths[path] = outcome.get<std::string>();
+      }
+    }
     else if (k == "sdi_min_mean") {
       if (!v.is_number() || v.get<double>() < 0)
         return InvalidArgument(fmt::format("envelope.sdi_min_mean: expected a number >= 0, got {}", v.dump()));
@@ -671,6 +681,7 @@ Result<nlohmann::json> run_envelope(AnalysisContext& ctx, const nlohmann::json& 
     j["skipped"] = "the store holds no outcome rows";
     return j;
   }
+  if (o.outcome.empty() && !o.scoring_paths.empty()) o.outcome = o.scoring_paths.begin()->second;
   if (o.outcome.empty()) {
     std::set<std::string> outcomes;
     for (const auto& r : ctx.rows) outcomes.insert(r.outcome);
@@ -681,7 +692,19 @@ Result<nlohmann::json> run_envelope(AnalysisContext& ctx, const nlohmann::json& 
                                          fmt::join(outcomes, ", ")));
   }
   NF_ASSIGN_OR_RETURN(auto counts, ctx.store.status_counts());
-  NF_ASSIGN_OR_RETURN(auto cells, envelope_cells(ctx.rows, counts, o.outcome, o.condition));
+  std::vector<EnvelopeCell> cells;
+  if (o.scoring_paths.empty()) {
+    NF_ASSIGN_OR_RETURN(cells, envelope_cells(ctx.rows, counts, o.outcome, o.condition));
+  } else {  // one set of cells per scoring path, the path an axis of the configuration
+    for (const auto& [path, outcome] : o.scoring_paths) {
+      NF_ASSIGN_OR_RETURN(auto pc, envelope_cells(ctx.rows, counts, outcome, o.condition));
+      for (auto& c : pc) {
+        c.config = (c.config == "default" ? std::string() : c.config + ",") + o.scoring_axis + "=" + path;
+        cells.push_back(std::move(c));
+      }
+    }
+    j["scoring_paths"] = o.scoring_paths;
+  }
   if (!o.parse_outcome.empty()) {  // parse rates from an outcome instead of draw statuses
     NF_ASSIGN_OR_RETURN(auto parsed, envelope_cells(ctx.rows, {}, o.parse_outcome, o.condition));
     std::map<std::pair<std::string, std::string>, double> rate;

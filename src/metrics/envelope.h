@@ -48,6 +48,10 @@ struct EnvelopeOptions {
   /// An outcome whose cell mean is the parse rate (e.g. `parsed` of scripts/bbq-to-long),
   /// for imported stores whose draws are all "ok"; "" = parse rates from draw statuses.
   std::string parse_outcome;
+  /// Scoring paths as an axis: path name -> outcome (e.g. {"free_form": "correct",
+  /// "logprob": "correct_logprob"}); each path's cells get ",scoring_path=NAME" appended to
+  /// their configuration id. Empty = one outcome (`outcome`).
+  std::map<std::string, std::string> scoring_paths;
 
   /// Reads the options; InvalidArgument "envelope.KEY: problem" for an unknown key, a
   /// wrong type, a threshold outside [0, 1], a level outside (0, 1) or resamples < 0.

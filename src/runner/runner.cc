@@ -138,7 +138,7 @@ nlohmann::json study_to_json(const Study& s) {
 
 nlohmann::json effective_extra_body(const SubjectSpec& subject) {
   nlohmann::json body = subject.extra_body.is_object() ? subject.extra_body : nlohmann::json::object();
-  if (subject.backend == "openai" && subject.logprobs > 0) {
+  if ((subject.backend == "openai" || subject.backend == "sim") && subject.logprobs > 0) {  // sim: sim_mcq_logprobs
     body["logprobs"] = true;
     body["top_logprobs"] = subject.logprobs;
   }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "backend/openai.h"
+
 namespace nf {
 
 McqTask::McqTask(std::vector<McqItem> items) : items_(std::move(items)) {
@@ -50,6 +52,27 @@ TaskDrawResult McqTask::run(size_t item_index, const std::string& condition, con
   out.status = score.status;
   out.outcomes = score.outcomes;
   out.error = score.error;
+  // The logprob scoring path (seed 003 §3): the option with the highest probability at the
+  // answer position, for greedy draws only (as in the seed) and only when some option is
+  // in the top list; an ok draw gets `correct_logprob` beside the free-form `correct`.
+  if (score.status == DrawStatus::kOk && req.temperature == 0.0 && !out.response.logprobs.is_null()) {
+    std::vector<std::string> letters;
+    for (const auto& o : item.options) letters.push_back(o.letter);
+    const AnswerTokenProbs at = answer_token_probabilities(out.response.logprobs, letters);
+    std::optional<std::string> best;
+    double best_p = -1.0;
+    for (const auto& l : letters) {  // shown order: ties go to the first letter
+      auto pit = at.probs.find(l);
+      if (pit != at.probs.end() && pit->second && *pit->second > best_p) {
+        best_p = *pit->second;
+        best = l;
+      }
+    }
+    if (best) {
+      const bool right = *best == item.answer;
+      out.outcomes.push_back(Outcome{"correct_logprob", right ? 1.0 : 0.0, right ? "1" : "0"});
+    }
+  }
   return out;
 }
 
