@@ -55,7 +55,7 @@ using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
 // that link both).
 const std::vector<std::string> kMcqConditions{"none", "shuffle", "remove_answer", "remove_context"};
 const std::vector<std::string> kBackends{"sim", "openai", "anthropic"};
-const std::vector<std::string> kTemplates{"default", "direct"};
+const std::vector<std::string> kTemplates{"default", "direct", "minimal", "role-framed", "detailed", "step-by-step"};
 const std::vector<std::string> kTasks{"mcq", "vignette_agent", "chat"};
 const std::vector<std::string> kFormats{"medqa", "vignettes", "chat", "probe_sheet"};
 // The vignette_agent descriptor conditions (seed 000 §III.A, S10); a copy of
