@@ -195,9 +195,25 @@ nlohmann::json provenance_card(const Study& study) {
 
 Result<std::unique_ptr<Task>> make_task(const Study& study) {
   if (study.task == "mcq") {
-    NF_ASSIGN_OR_RETURN(auto items, read_medqa_jsonl(study.dataset.path, study.dataset.limit, study.dataset.id_field,
-                                                     study.dataset.cluster_field));
-    return std::unique_ptr<Task>(std::make_unique<McqTask>(std::move(items)));
+    const int max_shots = *std::max_element(study.axes.fewshot.begin(), study.axes.fewshot.end());
+    if (max_shots == 0) {
+      NF_ASSIGN_OR_RETURN(auto items, read_medqa_jsonl(study.dataset.path, study.dataset.limit, study.dataset.id_field,
+                                                       study.dataset.cluster_field));
+      return std::unique_ptr<Task>(std::make_unique<McqTask>(std::move(items)));
+    }
+    // Few-shot: the exemplar pool is the file's items after the first `limit` (disjoint
+    // from the test items by construction).
+    NF_ASSIGN_OR_RETURN(auto all, read_medqa_jsonl(study.dataset.path, 0, study.dataset.id_field,
+                                                   study.dataset.cluster_field));
+    const auto n_test = static_cast<size_t>(study.dataset.limit);
+    if (study.dataset.limit <= 0 || all.size() < n_test + static_cast<size_t>(max_shots))
+      return InvalidArgument(fmt::format(
+          "configs.fewshot: {} exemplars need dataset.limit set below the file's {} items (the exemplar pool is the "
+          "items after the first `limit`)",
+          max_shots, all.size()));
+    std::vector<McqItem> pool(all.begin() + static_cast<std::ptrdiff_t>(n_test), all.end());
+    all.resize(n_test);
+    return std::unique_ptr<Task>(std::make_unique<McqTask>(std::move(all), std::move(pool)));
   }
   if (study.task == "vignette_agent") {  // seed 000 §III.A: task/vignette_task.h
     if (study.dataset.format != "vignettes")

@@ -63,7 +63,7 @@ TEST(EnvelopeSim, AuditRecoversTheConfiguredRankFlips) {
         truth[{sub.name, cfg.id + ",scoring_path=logprob"}] = sum / static_cast<double>(items->size());
     }
   }
-  ASSERT_EQ(truth.size(), 18u);
+  ASSERT_EQ(truth.size(), 36u);  // 3 subjects x (8 free-form + 4 greedy logprob) configurations
   // Measured cells: exact at temperature 0 (argmax), within sampling noise at 0.7.
   for (const auto& s : e["subjects"])
     for (const auto& c : s["cells"]) {
@@ -84,7 +84,7 @@ TEST(EnvelopeSim, AuditRecoversTheConfiguredRankFlips) {
     EXPECT_EQ(p["n_plus"], plus) << p.dump();
     EXPECT_EQ(p["n_minus"], minus) << p.dump();
     EXPECT_DOUBLE_EQ(p["rho_flip"].get<double>(), static_cast<double>(std::min(plus, minus)) / n);
-    EXPECT_EQ(n, 6);
+    EXPECT_EQ(n, 12);
     EXPECT_DOUBLE_EQ(p["rho_flip"].get<double>(), 0.5);  // as configured: each pair reverses on half the grid
   }
   EXPECT_EQ(e["rankings"]["reachable"], 2);
@@ -92,7 +92,7 @@ TEST(EnvelopeSim, AuditRecoversTheConfiguredRankFlips) {
   EXPECT_EQ(e["rankings"]["orderings"][1]["total_order"], "sim-b > sim-c > sim-a");
   // The report and the GRID card carry it.
   const std::string md = testing::slurp(t / "out/report.md");
-  EXPECT_NE(md.find("| sim-a vs sim-b | 6 | 3 | 3 | 0 | 0.500 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| sim-a vs sim-b | 12 | 6 | 6 | 0 | 0.500 |"), std::string::npos) << md;
   // The variance partition keeps the free-form slice.
   EXPECT_EQ(e["variance"]["slice"], "scoring_path=free_form");
   const auto card = nlohmann::json::parse(testing::slurp(t / "out/grid_card.json"));
