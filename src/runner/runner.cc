@@ -208,9 +208,9 @@ Result<std::unique_ptr<Task>> make_task(const Study& study) {
     const auto n_test = static_cast<size_t>(study.dataset.limit);
     if (study.dataset.limit <= 0 || all.size() < n_test + static_cast<size_t>(max_shots))
       return InvalidArgument(fmt::format(
-          "configs.fewshot: {} exemplars need dataset.limit set below the file's {} items (the exemplar pool is the "
+          "configs.fewshot: {} exemplars need dataset.limit set below the {} items of {} (the exemplar pool is the "
           "items after the first `limit`)",
-          max_shots, all.size()));
+          max_shots, all.size(), study.dataset.path));
     std::vector<McqItem> pool(all.begin() + static_cast<std::ptrdiff_t>(n_test), all.end());
     all.resize(n_test);
     return std::unique_ptr<Task>(std::make_unique<McqTask>(std::move(all), std::move(pool)));
