@@ -14,6 +14,7 @@
 #include "stats/linear_model.h"
 #include "stats/rank.h"
 #include "util/rng.h"
+#include "util/strings.h"
 
 namespace nf {
 
@@ -412,7 +413,7 @@ Result<EnvelopeOptions> EnvelopeOptions::from_json(const nlohmann::json& j) {
   if (!j.is_object()) return InvalidArgument(fmt::format("envelope: options must be a JSON object, got {}", j.dump()));
   const std::vector<std::string> known{"outcome",     "condition", "thresholds", "sdi_min_mean", "parse_clean",
                                        "resamples",   "seed",      "level",      "axes",         "scoring_axis",
-                                       "free_form",   "parse_outcome", "scoring_paths"};
+                                       "free_form",   "parse_outcome", "scoring_paths", "pool_axes"};
   for (const auto& [k, v] : j.items()) {
     if (std::find(known.begin(), known.end(), k) == known.end())
       return InvalidArgument(fmt::format("envelope.{}: unknown option (known: {})", k, fmt::join(known, ", ")));
@@ -467,6 +468,13 @@ Result<EnvelopeOptions> EnvelopeOptions::from_json(const nlohmann::json& j) {
         if (!x.is_number() || x.get<double>() < 0 || x.get<double>() > 1)
           return InvalidArgument(fmt::format("envelope.thresholds: expected numbers in [0, 1], got {}", x.dump()));
         o.thresholds.push_back(x.get<double>());
+      }
+    } else if (k == "pool_axes") {
+      if (!v.is_array()) return InvalidArgument(fmt::format("envelope.pool_axes: expected a list, got {}", v.dump()));
+      for (const auto& x : v) {
+        if (!x.is_string() || x.get<std::string>().empty())
+          return InvalidArgument(fmt::format("envelope.pool_axes: expected axis names, got {}", x.dump()));
+        o.pool_axes.push_back(x.get<std::string>());
       }
     } else if (k == "axes") {
       if (!v.is_array()) return InvalidArgument(fmt::format("envelope.axes: expected a list, got {}", v.dump()));
@@ -692,12 +700,30 @@ Result<nlohmann::json> run_envelope(AnalysisContext& ctx, const nlohmann::json& 
                                          fmt::join(outcomes, ", ")));
   }
   NF_ASSIGN_OR_RETURN(auto counts, ctx.store.status_counts());
+  const std::vector<OutcomeRow>* rows = &ctx.rows;
+  std::vector<OutcomeRow> pooled;
+  if (!o.pool_axes.empty()) {  // drop the pooled axes from every configuration id
+    auto strip = [&](const std::string& config) {
+      std::string out;
+      for (const auto& part : split(config, ',')) {
+        const std::string axis = part.substr(0, part.find('='));
+        if (std::find(o.pool_axes.begin(), o.pool_axes.end(), axis) != o.pool_axes.end()) continue;
+        out += (out.empty() ? "" : ",") + part;
+      }
+      return out.empty() ? std::string("default") : out;
+    };
+    pooled = ctx.rows;
+    for (auto& r : pooled) r.config = strip(r.config);
+    for (auto& c : counts) c.config = strip(c.config);
+    rows = &pooled;
+    j["pool_axes"] = o.pool_axes;
+  }
   std::vector<EnvelopeCell> cells;
   if (o.scoring_paths.empty()) {
-    NF_ASSIGN_OR_RETURN(cells, envelope_cells(ctx.rows, counts, o.outcome, o.condition));
+    NF_ASSIGN_OR_RETURN(cells, envelope_cells(*rows, counts, o.outcome, o.condition));
   } else {  // one set of cells per scoring path, the path an axis of the configuration
     for (const auto& [path, outcome] : o.scoring_paths) {
-      NF_ASSIGN_OR_RETURN(auto pc, envelope_cells(ctx.rows, counts, outcome, o.condition));
+      NF_ASSIGN_OR_RETURN(auto pc, envelope_cells(*rows, counts, outcome, o.condition));
       for (auto& c : pc) {
         c.config = (c.config == "default" ? std::string() : c.config + ",") + o.scoring_axis + "=" + path;
         cells.push_back(std::move(c));
@@ -706,7 +732,7 @@ Result<nlohmann::json> run_envelope(AnalysisContext& ctx, const nlohmann::json& 
     j["scoring_paths"] = o.scoring_paths;
   }
   if (!o.parse_outcome.empty()) {  // parse rates from an outcome instead of draw statuses
-    NF_ASSIGN_OR_RETURN(auto parsed, envelope_cells(ctx.rows, {}, o.parse_outcome, o.condition));
+    NF_ASSIGN_OR_RETURN(auto parsed, envelope_cells(*rows, {}, o.parse_outcome, o.condition));
     std::map<std::pair<std::string, std::string>, double> rate;
     for (const auto& p : parsed) rate[{p.subject, p.config}] = p.score;
     for (auto& c : cells) {

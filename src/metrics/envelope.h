@@ -52,6 +52,9 @@ struct EnvelopeOptions {
   /// "logprob": "correct_logprob"}); each path's cells get ",scoring_path=NAME" appended to
   /// their configuration id. Empty = one outcome (`outcome`).
   std::map<std::string, std::string> scoring_paths;
+  /// Axes whose values are pooled into one configuration before the cells are formed, e.g.
+  /// ["seed"]: "diverse" decoding = several seeds averaged (seed 003 §3).
+  std::vector<std::string> pool_axes;
 
   /// Reads the options; InvalidArgument "envelope.KEY: problem" for an unknown key, a
   /// wrong type, a threshold outside [0, 1], a level outside (0, 1) or resamples < 0.

@@ -99,6 +99,16 @@ TEST(EnvelopeSim, AuditRecoversTheConfiguredRankFlips) {
   EXPECT_EQ(card["pins"]["served_models"]["sim-a"][0], "sim-a");
   EXPECT_FALSE(card["pins"]["datasets"][0]["sha256"].is_null());
   EXPECT_EQ(card["pins"]["study_hash"], results["study"]["hash"]);
+
+  // pool_axes averages an axis away (as "diverse" decoding averages seeds): few-shot here.
+  auto b = testing::run_cli("analyze --store " + (t / "s.sqlite") + " --out " + (t / "pooled") +
+                                " --analysis 'envelope={\"pool_axes\": [\"fewshot\"], \"resamples\": 50}'",
+                            t.path());
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const auto pooled = nlohmann::json::parse(testing::slurp(t / "pooled/results.json"))["analyses"]["envelope"];
+  EXPECT_EQ(pooled["n_configs"], 4);
+  for (const auto& s : pooled["subjects"])
+    for (const auto& c : s["cells"]) EXPECT_EQ(c["n"], 400) << c.dump();  // 200 items x 2 few-shot levels
 }
 
 }  // namespace
