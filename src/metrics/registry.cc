@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "metrics/bbq_bias.h"
 #include "metrics/envelope.h"
 #include "metrics/fairness.h"
 #include "metrics/human_validity.h"
@@ -254,6 +255,7 @@ const std::vector<AnalysisEntry>& analysis_registry() {
       {"option_probs", "gold-option probability from logprobs; {\"subjects\": [...]} (issue 6)", run_option_probs},
       {"envelope", "configuration envelope: SDI, CFR, rho_flip, tau_R, reachable orderings (seed 003); docs/envelope.md",
        run_envelope},
+      {"bbq_bias", "BBQ bias score s_DIS / s_AMB of a bbq study's draws (Parrish et al. 2022)", run_bbq_bias},
   };
   return kRegistry;
 }

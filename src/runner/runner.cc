@@ -15,6 +15,7 @@
 #include "backend/anthropic.h"
 #include "backend/openai.h"
 #include "backend/sim.h"
+#include "data/bbq.h"
 #include "data/chat.h"
 #include "data/medqa.h"
 #include "data/vignettes.h"
@@ -194,6 +195,14 @@ nlohmann::json provenance_card(const Study& study) {
 }
 
 Result<std::unique_ptr<Task>> make_task(const Study& study) {
+  if (study.task == "mcq" && study.dataset.format == "bbq") {  // data/bbq.h: three options incl. unknown
+    if (*std::max_element(study.axes.fewshot.begin(), study.axes.fewshot.end()) > 0)
+      return InvalidArgument("configs.fewshot: not supported for dataset.format bbq yet");
+    NF_ASSIGN_OR_RETURN(auto bbq, read_bbq_jsonl(study.dataset.path, study.dataset.limit));
+    std::vector<McqItem> items;
+    for (auto& b : bbq) items.push_back(std::move(b.mcq));
+    return std::unique_ptr<Task>(std::make_unique<McqTask>(std::move(items)));
+  }
   if (study.task == "mcq") {
     const int max_shots = *std::max_element(study.axes.fewshot.begin(), study.axes.fewshot.end());
     if (max_shots == 0) {

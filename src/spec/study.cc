@@ -41,7 +41,7 @@ const std::vector<std::string>& known_chat_conditions() {
 
 const std::vector<std::string>& known_analyses() {
   static const std::vector<std::string> kAnalyses{"floor", "majority_floor", "mcq_robustness", "judge_panel",
-                                                  "human_validity", "fairness", "envelope"};
+                                                  "human_validity", "fairness", "envelope", "bbq_bias"};
   return kAnalyses;
 }
 
@@ -57,7 +57,7 @@ const std::vector<std::string> kMcqConditions{"none", "shuffle", "remove_answer"
 const std::vector<std::string> kBackends{"sim", "openai", "anthropic"};
 const std::vector<std::string> kTemplates{"default", "direct", "minimal", "role-framed", "detailed", "step-by-step"};
 const std::vector<std::string> kTasks{"mcq", "vignette_agent", "chat"};
-const std::vector<std::string> kFormats{"medqa", "vignettes", "chat", "probe_sheet"};
+const std::vector<std::string> kFormats{"medqa", "vignettes", "chat", "probe_sheet", "bbq"};
 // The vignette_agent descriptor conditions (seed 000 §III.A, S10); a copy of
 // known_vignette_conditions() in perturb/descriptors.cc, same order.
 const std::vector<std::string> kVignetteConditions{
@@ -831,6 +831,7 @@ Result<Study> Parser::parse(const std::string& text) {
     for (const auto& a : known_analyses()) {
       if (a == "fairness" && st.task != "vignette_agent") continue;
       if (a == "envelope") continue;  // asked for by name: it needs a configuration grid
+      if (a == "bbq_bias") continue;  // asked for by name (dataset format bbq)
       // Chat draws carry no outcomes (judges score them), so the outcome analyses would
       // print empty tables; the judge analyses below run on their own.
       if (st.task == "chat") continue;
