@@ -1,8 +1,11 @@
 #include "backend/openai.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <set>
+
+#include <fmt/format.h>
 
 #include "backend/http.h"
 
@@ -111,41 +114,105 @@ ChatResponse OpenAiBackend::complete(const ChatRequest& request) {
   return post_chat(endpoint_, payload, parse_openai_body, rng, request.max_tokens);
 }
 
-std::map<std::string, std::optional<double>> option_probabilities(const nlohmann::json& logprobs,
-                                                                   const std::vector<std::string>& letters) {
-  std::map<std::string, std::optional<double>> out;
-  if (!logprobs.is_object()) return out;
+namespace {
+
+std::string trim_ws(const std::string& s) {
+  const size_t b = s.find_first_not_of(" \t\n\r");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t\n\r") - b + 1);
+}
+
+}  // namespace
+
+AnswerTokenProbs answer_token_probabilities(const nlohmann::json& logprobs, const std::vector<std::string>& letters) {
+  AnswerTokenProbs out;
+  if (!logprobs.is_object()) {
+    out.note = "no logprobs in the response";
+    return out;
+  }
   const auto content = logprobs.find("content");
-  if (content == logprobs.end() || !content->is_array() || content->empty()) return out;
-  const auto& first = (*content)[0];
-  if (!first.is_object()) return out;
-  for (const auto& l : letters) out[l] = std::nullopt;
-  auto trimmed = [](std::string tok) {
-    const size_t b = tok.find_first_not_of(" \t\n\r");
-    if (b == std::string::npos) return std::string();
-    return tok.substr(b, tok.find_last_not_of(" \t\n\r") - b + 1);
+  if (content == logprobs.end() || !content->is_array() || content->empty()) {
+    out.note = "logprobs.content is missing or empty";
+    return out;
+  }
+  std::string text;
+  std::vector<size_t> start;
+  for (const auto& t : *content) {
+    start.push_back(text.size());
+    if (t.is_object() && t.contains("token") && t["token"].is_string()) text += t["token"].get<std::string>();
+  }
+  auto is_letter = [&](const std::string& tok) {
+    return std::find(letters.begin(), letters.end(), tok) != letters.end();
   };
-  // One (token, logprob) entry: adds its probability to its option letter.
-  auto add = [&](const nlohmann::json& t) {
-    if (!t.is_object() || !t.contains("token") || !t["token"].is_string() || !t.contains("logprob") ||
-        !t["logprob"].is_number())
-      return false;
-    auto it = out.find(trimmed(t["token"].get<std::string>()));
-    if (it == out.end()) return true;
-    it->second = it->second.value_or(0.0) + std::exp(t["logprob"].get<double>());
-    return true;
-  };
-  // top_logprobs null, absent or [] all mean "no alternatives listed".
-  std::set<std::string> listed;  // raw tokens of the top list
-  if (const auto top = first.find("top_logprobs"); top != first.end() && top->is_array()) {
-    for (const auto& t : *top) {
-      if (add(t)) listed.insert(t["token"].get<std::string>());
+  std::string lower = text;
+  for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const size_t tag = lower.rfind("<answer>");
+  std::optional<size_t> pos;
+  if (tag != std::string::npos) {
+    size_t q = tag + 8;
+    while (q < text.size() && (text[q] == ' ' || text[q] == '\n' || text[q] == '\t' || text[q] == '\r')) ++q;
+    if (q >= text.size()) {
+      out.note = "nothing follows the last <answer> tag";
+      return out;
+    }
+    size_t i = std::upper_bound(start.begin(), start.end(), q) - start.begin() - 1;
+    const auto& t = (*content)[i];
+    const std::string tok = t.is_object() && t.contains("token") && t["token"].is_string() ? t["token"].get<std::string>() : "";
+    if (!is_letter(trim_ws(tok))) {
+      out.note = fmt::format("the answer letter shares token {} ('{}') with other text", i, tok);
+      return out;
+    }
+    pos = i;
+  } else {
+    for (size_t i = content->size(); i-- > 0;) {
+      const auto& t = (*content)[i];
+      if (t.is_object() && t.contains("token") && t["token"].is_string() && is_letter(trim_ws(t["token"].get<std::string>()))) {
+        pos = i;
+        break;
+      }
+    }
+    if (!pos) {
+      out.note = "no generated token is an option letter";
+      return out;
     }
   }
+  const auto& at = (*content)[*pos];
+  out.position = pos;
+  out.token = at["token"].get<std::string>();
+  if (at.contains("logprob") && at["logprob"].is_number()) out.token_prob = std::exp(at["logprob"].get<double>());
+  for (const auto& l : letters) out.probs[l] = std::nullopt;
+  // top_logprobs null, absent or [] all mean "no alternatives listed" (issue 13 item 8):
+  // every option unknown except the sampled token's own probability, added below.
+  const auto top = at.find("top_logprobs");
+  const nlohmann::json no_alternatives = nlohmann::json::array();
+  const nlohmann::json& top_list = top != at.end() && top->is_array() ? *top : no_alternatives;
+  if (top_list.empty()) out.note = "the answer token has no top_logprobs: only its own probability is known";
+  bool listed_sampled = false;
+  for (const auto& t : top_list) {
+    if (!t.is_object() || !t.contains("token") || !t["token"].is_string() || !t.contains("logprob") ||
+        !t["logprob"].is_number())
+      continue;
+    if (t["token"].get<std::string>() == out.token) listed_sampled = true;
+    const std::string tok = trim_ws(t["token"].get<std::string>());
+    auto it = out.probs.find(tok);
+    if (it == out.probs.end()) {
+      out.top_has_non_letters = true;
+      continue;
+    }
+    it->second = it->second.value_or(0.0) + std::exp(t["logprob"].get<double>());
+    out.listed_letters.insert(tok);
+  }
   // The sampled token's own probability, unless the top list already carried it.
-  if (first.contains("token") && first["token"].is_string() && !listed.count(first["token"].get<std::string>()))
-    add(first);
+  if (!listed_sampled && out.token_prob) {
+    auto it = out.probs.find(trim_ws(out.token));
+    if (it != out.probs.end()) it->second = it->second.value_or(0.0) + *out.token_prob;
+  }
   return out;
+}
+
+std::map<std::string, std::optional<double>> option_probabilities(const nlohmann::json& logprobs,
+                                                                   const std::vector<std::string>& letters) {
+  return answer_token_probabilities(logprobs, letters).probs;
 }
 
 }  // namespace nf

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <memory>
 #include <optional>
 #include <string>
@@ -105,14 +106,38 @@ std::unique_ptr<RateLimiter> make_endpoint_limiter(const OpenAiOptions& options)
 /// `url` with any "user:pass@" userinfo removed from its authority.
 std::string strip_url_userinfo(const std::string& url);
 
-/// Per-option probabilities of an MCQ answer from the logprobs of the first generated
-/// token (issue 7): `logprobs` is choices[0].logprobs ({"content": [{"token", "logprob",
-/// "top_logprobs": [{"token", "logprob"}, ...]}]}). Tokens are matched to `letters` after
-/// trimming whitespace, so "B" and " B" merge (their probabilities add). The sampled token's
-/// own logprob counts too when the top list does not carry it, so `top_logprobs` null,
-/// absent and [] give the same result: every option unknown except the sampled one
-/// (issue 13 item 8). A letter absent from both is nullopt (unknown, not zero). Empty map
-/// if logprobs is null/malformed or has no first token.
+/// The per-option probabilities at the token where the answer letter sits (issue 11).
+struct AnswerTokenProbs {
+  std::optional<size_t> position;      // index into logprobs.content; nullopt = not found
+  std::string token;                   // the generated token there
+  std::optional<double> token_prob;    // its own probability, exp(logprob)
+  /// Letter -> probability at that position ("B" and " B" merged); nullopt = absent from
+  /// the top list (unknown, not zero). Empty when no position was found.
+  std::map<std::string, std::optional<double>> probs;
+  /// The top list holds tokens that are not option letters: a server whose top logprobs
+  /// are the model's distribution before a grammar / guided-choice constraint.
+  bool top_has_non_letters = false;
+  /// The letters the top list itself carried (not counting the sampled token's own
+  /// probability): the argmax scoring path ranks only these.
+  std::set<std::string> listed_letters;
+  std::string note;  // why no position was found ("" when found)
+};
+
+/// Finds the answer position in `logprobs` = choices[0].logprobs ({"content": [{"token",
+/// "logprob", "top_logprobs": [{"token", "logprob"}, ...]}]}): the generated tokens are
+/// concatenated; the position is the token holding the first non-space character after the
+/// LAST "<answer>" (case-insensitive), or, without such a tag, the last token that is one
+/// of `letters` after trimming whitespace. The first generated token is NOT the answer
+/// position for a reply like "<answer>B</answer>" (it is "<"). A position whose token is
+/// not a bare letter (e.g. ">B") is not found: its alternatives are not per-option
+/// probabilities. Source: issue 11 item 1; seed 003 §3 (logprob scoring path).
+AnswerTokenProbs answer_token_probabilities(const nlohmann::json& logprobs, const std::vector<std::string>& letters);
+
+/// answer_token_probabilities(logprobs, letters).probs: per-option probabilities at the
+/// answer position (for a one-token reply "B", the first token). The sampled token's own
+/// logprob counts when the top list does not carry it, so `top_logprobs` null, absent and
+/// [] give the same result: every option unknown except the sampled one (issue 13 item 8).
+/// Empty map if logprobs is null/malformed or no answer position is found.
 std::map<std::string, std::optional<double>> option_probabilities(const nlohmann::json& logprobs,
                                                                    const std::vector<std::string>& letters);
 

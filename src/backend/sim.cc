@@ -10,6 +10,7 @@
 #include "backend/sim_fhir_agent.h"
 #include "backend/sim_chat.h"
 #include "backend/sim_judge.h"
+#include "util/file.h"
 #include "util/hash.h"
 #include "util/rng.h"
 #include "util/strings.h"
@@ -21,7 +22,8 @@ namespace {
 const std::vector<std::string>& sim_param_keys() {
   static const std::vector<std::string> k = {"seed",           "spread",        "abstain_logit",
                                              "parse_error_rate", "clarify_rate",  "clarify_rate_truncated",
-                                             "judge_leniency",   "judge_flip_rate", "judge_garbage_rate"};
+                                             "judge_leniency",   "judge_flip_rate", "judge_garbage_rate",
+                                             "answer_key",       "gold_logit",      "gold_logit_when"};
   return k;
 }
 
@@ -158,6 +160,50 @@ Result<SimParams> SimParams::from_json(const nlohmann::json& j) {
       if (*rate < 0.0 || *rate > 1.0) {
         return InvalidArgument("sim params: '" + key + "' must be in [0, 1]");
       }
+    } else if (key == "gold_logit") {
+      NF_ASSIGN_OR_RETURN(p.gold_logit, finite_param(value, key));
+    } else if (key == "gold_logit_when") {
+      if (!value.is_array()) return InvalidArgument("sim params: 'gold_logit_when' must be a list");
+      for (const auto& r : value) {
+        if (!r.is_object() || !r.contains("contains") || !r["contains"].is_string() ||
+            r["contains"].get<std::string>().empty() || !r.contains("add") || r.size() != 2)
+          return InvalidArgument("sim params: 'gold_logit_when' entries are {contains: TEXT, add: NUMBER}");
+        NF_ASSIGN_OR_RETURN(double add, finite_param(r["add"], "gold_logit_when.add"));
+        p.gold_logit_when.push_back({r["contains"].get<std::string>(), add});
+      }
+    } else if (key == "answer_key") {
+      if (!value.is_string() || value.get<std::string>().empty())
+        return InvalidArgument("sim params: 'answer_key' must be a file path");
+      p.answer_key = value.get<std::string>();
+      NF_ASSIGN_OR_RETURN(const std::string text, read_file(p.answer_key));
+      auto gold = std::make_shared<std::map<std::string, std::string>>();
+      size_t line_no = 0;
+      for (const auto& line : split(text, '\n')) {
+        ++line_no;
+        if (trim(line).empty()) continue;
+        const auto where = p.answer_key + ":" + std::to_string(line_no);
+        const auto row = nlohmann::json::parse(line, nullptr, false);
+        if (row.is_discarded() || !row.is_object()) return InvalidArgument(where + ": not a JSON object");
+        if (!row.contains("question") || !row["question"].is_string())
+          return InvalidArgument(where + ": question: missing or not a string");
+        if (!row.contains("options") || !row["options"].is_object())
+          return InvalidArgument(where + ": options: missing or not an object");
+        if (!row.contains("answer_idx") && !row.contains("answer"))
+          return InvalidArgument(where + ": answer_idx: missing");
+        // answer_idx is the gold letter (MedQA); without it, `answer` is a letter or an option text.
+        const auto& a = row.contains("answer_idx") ? row["answer_idx"] : row["answer"];
+        std::string gold_text;
+        if (a.is_string() && row["options"].contains(a.get<std::string>()) && row["options"][a.get<std::string>()].is_string())
+          gold_text = row["options"][a.get<std::string>()].get<std::string>();
+        else if (!row.contains("answer_idx") && a.is_string())
+          for (const auto& [l, t] : row["options"].items())
+            if (t.is_string() && t.get<std::string>() == a.get<std::string>()) gold_text = a.get<std::string>();
+        if (gold_text.empty())
+          return InvalidArgument(where + (row.contains("answer_idx") ? ": answer_idx" : ": answer") +
+                                 ": not the letter or text of one option");
+        (*gold)[trim(row["question"].get<std::string>())] = gold_text;
+      }
+      p.gold = std::move(gold);
     } else {
       return InvalidArgument("sim params: unknown key '" + key + "'" + did_you_mean(key, sim_param_keys()));
     }
@@ -166,7 +212,7 @@ Result<SimParams> SimParams::from_json(const nlohmann::json& j) {
 }
 
 nlohmann::json SimParams::to_json() const {
-  return {{"seed", seed},
+  nlohmann::json j{{"seed", seed},
           {"spread", spread},
           {"abstain_logit", abstain_logit},
           {"parse_error_rate", parse_error_rate},
@@ -175,6 +221,13 @@ nlohmann::json SimParams::to_json() const {
           {"judge_leniency", judge_leniency},
           {"judge_flip_rate", judge_flip_rate},
           {"judge_garbage_rate", judge_garbage_rate}};
+  if (!answer_key.empty() || gold_logit != 0.0 || !gold_logit_when.empty()) {  // old hashes unchanged
+    j["answer_key"] = answer_key;
+    j["gold_logit"] = gold_logit;
+    j["gold_logit_when"] = nlohmann::json::array();
+    for (const auto& r : gold_logit_when) j["gold_logit_when"].push_back({{"contains", r.contains}, {"add", r.add}});
+  }
+  return j;
 }
 
 std::string SimParams::short_hash() const { return hex64(fnv1a64(to_json().dump())).substr(0, 12); }
@@ -241,7 +294,7 @@ nlohmann::json openai_response_json(const ChatResponse& r, std::string_view id, 
       {"choices",
        nlohmann::json::array({{{"index", 0},
                                {"message", {{"role", "assistant"}, {"content", r.content}}},
-                               {"logprobs", nullptr},
+                               {"logprobs", r.logprobs.is_null() ? nlohmann::json(nullptr) : r.logprobs},
                                {"finish_reason", r.finish_reason}}})},
       {"usage", usage},
   };
@@ -251,8 +304,16 @@ SimBackend::SimBackend(SimParams params) : params_(params), hash_(params.short_h
 
 std::string SimBackend::identity() const { return "sim:" + hash_; }
 
+double SimBackend::gold_bonus(std::string_view prompt) const {
+  double b = params_.gold_logit;
+  for (const auto& r : params_.gold_logit_when)
+    if (prompt.find(r.contains) != std::string_view::npos) b += r.add;
+  return b;
+}
+
 std::vector<double> SimBackend::option_logits(std::string_view model, std::string_view stem,
-                                              const std::vector<std::string>& option_texts) const {
+                                              const std::vector<std::string>& option_texts,
+                                              std::string_view prompt) const {
   std::vector<double> logits;
   logits.reserve(option_texts.size());
   const uint64_t hm = fnv1a64(model);
@@ -263,13 +324,51 @@ std::vector<double> SimBackend::option_logits(std::string_view model, std::strin
     if (is_abstain_option(text)) l += params_.abstain_logit;
     logits.push_back(l);
   }
+  if (params_.gold) {
+    if (auto it = params_.gold->find(std::string(stem)); it != params_.gold->end()) {
+      const double b = gold_bonus(prompt);
+      for (size_t i = 0; i < option_texts.size(); ++i)
+        if (option_texts[i] == it->second) logits[i] += b;
+    }
+  }
   return logits;
 }
 
 std::vector<double> SimBackend::option_probabilities(std::string_view model, std::string_view stem,
                                                      const std::vector<std::string>& option_texts,
-                                                     double temperature, double top_p) const {
-  return probabilities_from_logits(option_logits(model, stem, option_texts), temperature, top_p);
+                                                     double temperature, double top_p,
+                                                     std::string_view prompt) const {
+  return probabilities_from_logits(option_logits(model, stem, option_texts, prompt), temperature, top_p);
+}
+
+nlohmann::json sim_mcq_logprobs(const SimBackend& sim, const ChatRequest& request, const std::string& answer) {
+  const auto& x = request.extra_body;
+  const auto lp = x.find("logprobs");
+  const auto top = x.find("top_logprobs");
+  if (lp == x.end() || !lp->is_boolean() || !lp->get<bool>() || top == x.end() || !top->is_number_integer())
+    return nullptr;
+  const int n = std::clamp(top->get<int>(), 0, 20);
+  const ChatMessage* last_user = nullptr;
+  for (const auto& m : request.messages)
+    if (m.role == "user") last_user = &m;
+  SimMcqPrompt prompt;
+  if (last_user == nullptr || !parse_sim_mcq_prompt(last_user->content, prompt)) return nullptr;
+  const std::vector<double> p = sim.option_probabilities(request.model, prompt.stem, prompt.options, 1.0, 1.0,
+                                                         last_user->content);
+  std::vector<size_t> order(p.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p[a] > p[b]; });
+  nlohmann::json tops = nlohmann::json::array();
+  double answer_lp = -9999.0;
+  for (size_t k = 0; k < order.size(); ++k) {
+    const std::string let(1, static_cast<char>('A' + order[k]));
+    const double l = p[order[k]] > 0 ? std::log(p[order[k]]) : -9999.0;
+    if (let == answer) answer_lp = l;
+    if (static_cast<int>(k) < n) tops.push_back({{"token", let}, {"logprob", l}});
+  }
+  return {{"content", nlohmann::json::array({{{"token", answer.empty() && !tops.empty() ? tops[0]["token"] : nlohmann::json(answer)},
+                                              {"logprob", answer_lp},
+                                              {"top_logprobs", tops}}})}};
 }
 
 ChatResponse SimBackend::complete(const ChatRequest& request) {
@@ -322,7 +421,8 @@ ChatResponse SimBackend::complete(const ChatRequest& request) {
     resp.content = sim_judge_reply(judge_prompt, *behaviour, u_garbage, u_lenient, u_flip, r_template);
   } else if (parse_sim_mcq_prompt(last_user->content, prompt)) {
     const std::vector<double> p =
-        option_probabilities(request.model, prompt.stem, prompt.options, request.temperature, request.top_p);
+        option_probabilities(request.model, prompt.stem, prompt.options, request.temperature, request.top_p,
+                             last_user->content);
     size_t chosen = p.size() - 1;
     double cum = 0.0;
     for (size_t i = 0; i < p.size(); ++i) {
@@ -340,6 +440,12 @@ ChatResponse SimBackend::complete(const ChatRequest& request) {
       resp.content = fill(kReasoning[r_template % kReasoning.size()], prompt.options[chosen], let) +
                      "\n\n<answer>" + let + "</answer>";
     }
+    // Asked for logprobs (extra_body logprobs/top_logprobs, as a subject's `logprobs: N` sends).
+    const size_t tag = resp.content.rfind("<answer>");
+    resp.logprobs = sim_mcq_logprobs(*this, request,
+                                     tag != std::string::npos && tag + 8 < resp.content.size()
+                                         ? resp.content.substr(tag + 8, 1)
+                                         : std::string());
   } else {  // free-text chat (backend/sim_chat.h)
     resp.content = sim_chat_reply(last_user->content, params_.clarify_rate, params_.clarify_rate_truncated, u_choice,
                                   r_template);

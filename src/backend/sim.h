@@ -33,6 +33,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,10 +60,24 @@ struct SimParams {
   double judge_leniency = 0.1;      // P(met) for a response that does not acknowledge (default 0.1)
   double judge_flip_rate = 0.05;    // P(verdict flipped) after that (default 0.05)
   double judge_garbage_rate = 0.0;  // P(unparseable judge reply) (default 0)
+  // A skill that depends on the configuration (seed 003 envelope; docs/envelope.md): with
+  // an answer key, the gold option's logit gets gold_logit plus `add` of every rule whose
+  // `contains` occurs in the prompt (e.g. a template's instruction, a few-shot block), so a
+  // study knows each (subject, configuration)'s true accuracy in advance.
+  std::string answer_key;  // MedQA-format JSONL (question, options {letter: text}, answer); "" = none
+  double gold_logit = 0.0;  // finite; default 0
+  struct GoldRule {
+    std::string contains;
+    double add = 0.0;
+  };
+  std::vector<GoldRule> gold_logit_when;
+  /// Trimmed question -> gold option text, read from answer_key by from_json.
+  std::shared_ptr<const std::map<std::string, std::string>> gold;
 
   /// Reads {"seed", "spread", "abstain_logit", "parse_error_rate", "clarify_rate",
-  /// "clarify_rate_truncated", "judge_leniency", "judge_flip_rate", "judge_garbage_rate"}
-  /// (every key optional).
+  /// "clarify_rate_truncated", "judge_leniency", "judge_flip_rate", "judge_garbage_rate",
+  /// "answer_key", "gold_logit", "gold_logit_when": [{"contains": S, "add": X}]} (every key
+  /// optional; answer_key is read here: NotFound / InvalidArgument "path:line: field").
   /// Errors: InvalidArgument for a non-object, an unknown key (with a did-you-mean
   /// suggestion), or a wrong type / out-of-range value (naming the key).
   static Result<SimParams> from_json(const nlohmann::json& j);
@@ -85,6 +101,16 @@ struct SimMcqPrompt {
 /// the stem is the text before the first option line, trimmed. Returns false when the
 /// text has no such run (then the sim gives a free-text chat reply, backend/sim_chat.h).
 bool parse_sim_mcq_prompt(std::string_view text, SimMcqPrompt& out);
+
+class SimBackend;
+
+/// choices[0].logprobs of the sim for an MCQ request whose extra_body asks for them
+/// ("logprobs": true, "top_logprobs": N in 0..20): one content token, the answer letter
+/// (`answer`; the most likely letter when empty), with its logprob and the N most likely
+/// option letters under the sim's option distribution at temperature 1, top_p 1 (the
+/// gold bonus of the prompt included), most likely first; letters beyond N are absent
+/// (unknown), as with a real server. Null when not asked for or not an MCQ prompt.
+nlohmann::json sim_mcq_logprobs(const SimBackend& sim, const ChatRequest& request, const std::string& answer);
 
 /// Order-dependent hash of every message's role and content (the sampling stream key).
 uint64_t messages_hash(const std::vector<ChatMessage>& messages);
@@ -110,15 +136,21 @@ class SimBackend final : public Backend {
   const SimParams& params() const { return params_; }
 
   /// The latent logits of `option_texts` (shown order) for (model, stem); see the banner.
+  /// With an answer key that knows `stem`, the gold option also gets gold_bonus(prompt).
   std::vector<double> option_logits(std::string_view model, std::string_view stem,
-                                     const std::vector<std::string>& option_texts) const;
+                                     const std::vector<std::string>& option_texts,
+                                     std::string_view prompt = {}) const;
+
+  /// gold_logit + the `add` of every gold_logit_when rule whose text occurs in `prompt`.
+  double gold_bonus(std::string_view prompt) const;
 
   /// The true choice probabilities (shown order, sum 1) at `temperature` (>= 0; 0 gives a
   /// one-hot argmax, ties to the first shown) with nucleus truncation at `top_p` in
   /// (0, 1] (default 1). Expected pairwise disagreement = 1 - sum p_i^2.
   std::vector<double> option_probabilities(std::string_view model, std::string_view stem,
                                            const std::vector<std::string>& option_texts,
-                                           double temperature, double top_p = 1.0) const;
+                                           double temperature, double top_p = 1.0,
+                                           std::string_view prompt = {}) const;
 
  private:
   SimParams params_;

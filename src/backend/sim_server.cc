@@ -151,36 +151,6 @@ struct SimServer::Impl {
     }
   }
 
-  // choices[0].logprobs for an MCQ request asking for them (see sim_server.h); null otherwise.
-  nlohmann::json mcq_logprobs(const ChatRequest& request, const std::string& answer) const {
-    const auto& x = request.extra_body;
-    const auto lp = x.find("logprobs");
-    const auto top = x.find("top_logprobs");
-    if (lp == x.end() || !lp->is_boolean() || !lp->get<bool>() || top == x.end() || !top->is_number_integer())
-      return nullptr;
-    const int n = std::clamp(top->get<int>(), 0, 20);
-    const ChatMessage* last_user = nullptr;
-    for (const auto& m : request.messages)
-      if (m.role == "user") last_user = &m;
-    SimMcqPrompt prompt;
-    if (last_user == nullptr || !parse_sim_mcq_prompt(last_user->content, prompt)) return nullptr;
-    const std::vector<double> p = sim.option_probabilities(request.model, prompt.stem, prompt.options, 1.0, 1.0);
-    std::vector<size_t> order(p.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p[a] > p[b]; });
-    nlohmann::json tops = nlohmann::json::array();
-    double answer_lp = -9999.0;
-    for (size_t k = 0; k < order.size(); ++k) {
-      const std::string let(1, static_cast<char>('A' + order[k]));
-      const double l = p[order[k]] > 0 ? std::log(p[order[k]]) : -9999.0;
-      if (let == answer) answer_lp = l;
-      if (static_cast<int>(k) < n) tops.push_back({{"token", let}, {"logprob", l}});
-    }
-    return {{"content", nlohmann::json::array({{{"token", answer.empty() && !tops.empty() ? tops[0]["token"] : nlohmann::json(answer)},
-                                                {"logprob", answer_lp},
-                                                {"top_logprobs", tops}}})}};
-  }
-
   void chat(const httplib::Request& req, httplib::Response& res) {
     sleep_ms(faults.latency_ms);
     if (const int64_t left = throttled_for_s(); left > 0) {
@@ -234,13 +204,7 @@ struct SimServer::Impl {
       return;
     }
     out["created"] = static_cast<int64_t>(std::time(nullptr));
-    if (request->extra_body.contains("logprobs")) {
-      std::string answer;
-      const size_t a = r.content.rfind("<answer>");
-      if (a != std::string::npos && a + 8 < r.content.size()) answer = r.content.substr(a + 8, 1);
-      nlohmann::json lp = mcq_logprobs(*request, answer);
-      if (!lp.is_null()) out["choices"][0]["logprobs"] = std::move(lp);
-    }
+    // choices[0].logprobs come from SimBackend::complete (sim_mcq_logprobs in backend/sim.h).
     res.status = 200;
     std::string text = dump(out);
     if (fault == "truncate") text.resize(text.size() / 2);

@@ -24,7 +24,7 @@ const std::vector<std::string>& vignette_condition_names() {
 
 const std::vector<TaskKind>& task_kinds() {
   static const std::vector<TaskKind> k{
-      {"mcq", {"medqa"}, mcq_condition_names(), {"none"}, {"floor", "majority_floor", "mcq_robustness"}, false, {}},
+      {"mcq", {"medqa", "bbq"}, mcq_condition_names(), {"none"}, {"floor", "majority_floor", "mcq_robustness"}, false, {}},
       {"vignette_agent", {"vignettes"}, vignette_condition_names(), vignette_condition_names(),
        {"floor", "majority_floor", "mcq_robustness", "fairness"}, false, {}},
       {"chat", {"chat", "probe_sheet"}, chat_condition_names(), {"none"}, {}, true, {}},

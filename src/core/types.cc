@@ -33,6 +33,7 @@ nlohmann::json Config::to_json() const {
                       {"max_tokens", max_tokens},
                       {"template", template_name}};
   j["seed"] = seed ? nlohmann::json(*seed) : nlohmann::json(nullptr);
+  if (fewshot > 0) j["fewshot"] = fewshot;
   return j;
 }
 

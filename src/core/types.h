@@ -72,6 +72,7 @@ struct Config {
   std::optional<int64_t> seed;
   int max_tokens = 512;
   std::string template_name = "default";
+  int fewshot = 0;  // solved exemplars before the question (seed 003 §3 few-shot axis)
 
   nlohmann::json to_json() const;
 };

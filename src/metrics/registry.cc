@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "metrics/bbq_bias.h"
+#include "metrics/envelope.h"
 #include "metrics/coverage.h"
 #include "metrics/fairness.h"
 #include "metrics/human_validity.h"
@@ -287,6 +289,9 @@ const std::vector<AnalysisEntry>& analysis_registry() {
       {"rerun", "same-input rerun of a FHIR agent: order-set, omission, endpoint, trajectory divergence (seed 002 §4)",
        run_rerun},
       {"option_probs", "gold-option probability from logprobs; {\"subjects\": [...]} (issue 6)", run_option_probs},
+      {"envelope", "configuration envelope: SDI, CFR, rho_flip, tau_R, reachable orderings (seed 003); docs/envelope.md",
+       run_envelope},
+      {"bbq_bias", "BBQ bias score s_DIS / s_AMB of a bbq study's draws (Parrish et al. 2022)", run_bbq_bias},
   };
   return kRegistry;
 }

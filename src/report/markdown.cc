@@ -7,6 +7,7 @@
 #include "report/html.h"
 #include "report/summary.h"
 #include "report/rerun_section.h"
+#include "report/grid_card.h"
 #include "util/file.h"
 #include "util/strings.h"
 
@@ -520,6 +521,7 @@ std::string render_markdown(const nlohmann::json& results) {
   if (an.contains("human_validity")) human_validity_section(md, an["human_validity"]);
   if (an.contains("fairness")) fairness_section(md, an["fairness"]);
   if (an.contains("rerun")) rerun_section(md, an["rerun"]);  // report/rerun_section.h
+  if (an.contains("envelope")) envelope_markdown(md, an["envelope"]);  // report/grid_card.h
   md += "---\nMachine-readable results: `results.json` (schema in docs/results.md).\n";
   return md;
 }
@@ -528,6 +530,8 @@ Status write_report(const std::string& out_dir, const nlohmann::json& results) {
   NF_RETURN_IF_ERROR(make_dirs(out_dir));
   NF_RETURN_IF_ERROR(write_file_atomic(out_dir + "/results.json", results.dump(2) + "\n"));
   NF_RETURN_IF_ERROR(write_file_atomic(out_dir + "/report.md", render_markdown(results)));
+  if (const auto card = grid_card(results); !card.is_null())  // seed 003 §7
+    NF_RETURN_IF_ERROR(write_file_atomic(out_dir + "/grid_card.json", card.dump(2) + "\n"));
   NF_RETURN_IF_ERROR(write_html_report(out_dir, results));
   return Status::Ok();
 }

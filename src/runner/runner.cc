@@ -16,6 +16,7 @@
 #include "backend/openai.h"
 #include "backend/sim.h"
 #include "core/draw_seed.h"
+#include "data/bbq.h"
 #include "data/chat.h"
 #include "data/medqa.h"
 #include "data/vignettes.h"
@@ -139,7 +140,7 @@ nlohmann::json study_to_json(const Study& s) {
 
 nlohmann::json effective_extra_body(const SubjectSpec& subject) {
   nlohmann::json body = subject.extra_body.is_object() ? subject.extra_body : nlohmann::json::object();
-  if (subject.backend == "openai" && subject.logprobs > 0) {
+  if ((subject.backend == "openai" || subject.backend == "sim") && subject.logprobs > 0) {  // sim: sim_mcq_logprobs
     body["logprobs"] = true;
     body["top_logprobs"] = subject.logprobs;
   }
@@ -358,10 +359,27 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
         size_t shown = data.contains("options") && data["options"].is_object() ? data["options"].size() : 0;
         if (res.detail.is_object() && res.detail.contains("removed_chars")) ++shown;
         for (size_t k = 0; k < shown && k < 26; ++k) letters.emplace_back(1, static_cast<char>('A' + k));
+        // At the token where the answer letter sits, not the first generated token (which
+        // is "<" for "<answer>X</answer>"): backend/openai.h answer_token_probabilities.
+        const AnswerTokenProbs at = answer_token_probabilities(res.response.logprobs, letters);
         nlohmann::json probs = nlohmann::json::object();
-        for (const auto& [letter, prob] : option_probabilities(res.response.logprobs, letters))
+        for (const auto& [letter, prob] : at.probs)
           probs[letter] = prob ? nlohmann::json(*prob) : nlohmann::json(nullptr);
         d.extra["option_probs"] = probs;
+        nlohmann::json where{{"position", at.position ? nlohmann::json(*at.position) : nlohmann::json(nullptr)}};
+        if (at.position) {
+          where["token"] = at.token;
+          where["prob"] = at.token_prob ? nlohmann::json(*at.token_prob) : nlohmann::json(nullptr);
+        } else {
+          where["note"] = at.note;
+        }
+        // A constrained request (grammar / guided choice) whose top list still holds other
+        // tokens: the server reports the distribution before the constraint.
+        bool constrained = false;
+        for (const char* k : {"grammar", "guided_choice", "guided_regex", "guided_grammar", "response_format"})
+          constrained = constrained || (res.request.is_object() && res.request.contains(k));
+        if (constrained && at.top_has_non_letters) where["top_logprobs_ignore_constraint"] = true;
+        d.extra["answer_token"] = where;
       }
       const ChatResponse& resp = res.response;
       d.status = res.status;

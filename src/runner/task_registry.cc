@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "data/bbq.h"
 #include "data/chat.h"
 #include "data/medqa.h"
 #include "data/vignettes.h"
@@ -19,9 +20,33 @@ namespace nf {
 namespace {
 
 Result<std::unique_ptr<Task>> make_mcq(const Study& study) {  // seed 004 §2.4: task/mcq_task.h
-  NF_ASSIGN_OR_RETURN(auto items, read_medqa_jsonl(study.dataset.path, study.dataset.limit, study.dataset.id_field,
-                                                   study.dataset.cluster_field));
-  return std::unique_ptr<Task>(std::make_unique<McqTask>(std::move(items)));
+  if (study.dataset.format == "bbq") {  // data/bbq.h: three options incl. unknown
+    if (*std::max_element(study.axes.fewshot.begin(), study.axes.fewshot.end()) > 0)
+      return InvalidArgument("configs.fewshot: not supported for dataset.format bbq yet");
+    NF_ASSIGN_OR_RETURN(auto bbq, read_bbq_jsonl(study.dataset.path, study.dataset.limit));
+    std::vector<McqItem> items;
+    for (auto& b : bbq) items.push_back(std::move(b.mcq));
+    return std::unique_ptr<Task>(std::make_unique<McqTask>(std::move(items)));
+  }
+  const int max_shots = *std::max_element(study.axes.fewshot.begin(), study.axes.fewshot.end());
+  if (max_shots == 0) {
+    NF_ASSIGN_OR_RETURN(auto items, read_medqa_jsonl(study.dataset.path, study.dataset.limit, study.dataset.id_field,
+                                                     study.dataset.cluster_field));
+    return std::unique_ptr<Task>(std::make_unique<McqTask>(std::move(items)));
+  }
+  // Few-shot (seed 003 §3): the exemplar pool is the file's items after the first
+  // `limit` (disjoint from the test items by construction).
+  NF_ASSIGN_OR_RETURN(auto all, read_medqa_jsonl(study.dataset.path, 0, study.dataset.id_field,
+                                                 study.dataset.cluster_field));
+  const auto n_test = static_cast<size_t>(study.dataset.limit);
+  if (study.dataset.limit <= 0 || all.size() < n_test + static_cast<size_t>(max_shots))
+    return InvalidArgument(fmt::format(
+        "configs.fewshot: {} exemplars need dataset.limit set below the {} items of {} (the exemplar pool is the "
+        "items after the first `limit`)",
+        max_shots, all.size(), study.dataset.path));
+  std::vector<McqItem> pool(all.begin() + static_cast<std::ptrdiff_t>(n_test), all.end());
+  all.resize(n_test);
+  return std::unique_ptr<Task>(std::make_unique<McqTask>(std::move(all), std::move(pool)));
 }
 
 Result<std::unique_ptr<Task>> make_vignette_agent(const Study& study) {  // seed 000 §III.A: task/vignette_task.h

@@ -40,7 +40,8 @@ const std::vector<std::string>& known_chat_conditions() { return chat_condition_
 
 const std::vector<std::string>& known_analyses() {
   static const std::vector<std::string> kAnalyses{"floor", "majority_floor", "mcq_robustness", "judge_panel",
-                                                  "human_validity", "fairness", "paired_subjects", "rerun"};
+                                                  "human_validity", "fairness", "paired_subjects", "rerun",
+                                                  "envelope", "bbq_bias"};
   return kAnalyses;
 }
 
@@ -49,8 +50,8 @@ namespace {
 using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
 
 const std::vector<std::string> kBackends{"sim", "openai", "anthropic"};
-const std::vector<std::string> kTemplates{"default", "direct"};
-const std::vector<std::string> kFormats{"medqa", "vignettes", "chat", "probe_sheet", "medagentbench"};
+const std::vector<std::string> kTemplates{"default", "direct", "minimal", "role-framed", "detailed", "step-by-step"};
+const std::vector<std::string> kFormats{"medqa", "vignettes", "chat", "probe_sheet", "medagentbench", "bbq"};
 // Options of the fairness analysis (metrics/fairness.h FairnessOptions).
 const std::vector<std::string> kFairnessOptions{"reference", "acceptable_bands", "paired_difference", "pooled_exclude",
                                                 "target_pairs", "subsample_k", "subsample_order", "vote_sizes"};
@@ -521,7 +522,7 @@ std::string compact(double v) {
 }
 
 Status Parser::parse_configs(const Entry& e, ConfigAxes* out) const {
-  NF_ASSIGN_OR_RETURN(auto m, read_map(e.value, "configs", {"temperature", "top_p", "seed", "max_tokens", "template"}));
+  NF_ASSIGN_OR_RETURN(auto m, read_map(e.value, "configs", {"temperature", "top_p", "seed", "max_tokens", "template", "fewshot"}));
   // Each axis: values checked one by one, duplicates rejected (they would give two
   // configs with the same id).
   auto dup = [&](const YAML::Node& n, const std::string& key, const std::string& shown) {
@@ -593,6 +594,17 @@ Status Parser::parse_configs(const Entry& e, ConfigAxes* out) const {
       if (std::find(out->template_name.begin(), out->template_name.end(), v) != out->template_name.end())
         return dup(n, "configs.template", v);
       out->template_name.push_back(v);
+    }
+  }
+  if (auto it = m.find("fewshot"); it != m.end()) {
+    NF_ASSIGN_OR_RETURN(auto nodes, read_axis(it->second.value, "configs.fewshot"));
+    out->fewshot.clear();
+    for (const auto& n : nodes) {
+      NF_ASSIGN_OR_RETURN(int64_t k, read_int(n, "configs.fewshot"));
+      if (k < 0 || k > 20) return error(n, "configs.fewshot", fmt::format("must be in 0..20, got {}", k));
+      if (std::find(out->fewshot.begin(), out->fewshot.end(), k) != out->fewshot.end())
+        return dup(n, "configs.fewshot", std::to_string(k));
+      out->fewshot.push_back(static_cast<int>(k));
     }
   }
   return Status::Ok();
@@ -711,6 +723,10 @@ Status Parser::parse_analyses(const Entry& e, int replicates, std::vector<Analys
       if (v.IsMap()) {
         NF_ASSIGN_OR_RETURN(auto opts, read_map(v, key, {"arms"}));
         (void)opts;
+        NF_ASSIGN_OR_RETURN(a.options, to_json(v, key));
+      }
+    } else if (name == "envelope") {  // validated by metrics/envelope.cc (EnvelopeOptions::from_json)
+      if (v.IsMap()) {
         NF_ASSIGN_OR_RETURN(a.options, to_json(v, key));
       }
     } else {  // floor, paired_subjects: no options yet
@@ -974,13 +990,15 @@ Result<Study> load_study(const std::string& path) {
 std::vector<Config> expand_configs(const ConfigAxes& axes) {
   std::vector<Config> out;
   const bool vt = axes.temperature.size() > 1, vp = axes.top_p.size() > 1, vs = axes.seed.size() > 1,
-             vm = axes.max_tokens.size() > 1, vtm = axes.template_name.size() > 1;
+             vm = axes.max_tokens.size() > 1, vtm = axes.template_name.size() > 1, vf = axes.fewshot.size() > 1;
   for (double t : axes.temperature)
     for (double p : axes.top_p)
       for (const auto& s : axes.seed)
         for (int mt : axes.max_tokens)
+          for (int fs : axes.fewshot)
           for (const auto& tm : axes.template_name) {
             Config c;
+            c.fewshot = fs;
             c.temperature = t;
             c.top_p = p;
             c.seed = s;
@@ -991,6 +1009,7 @@ std::vector<Config> expand_configs(const ConfigAxes& axes) {
             if (vp) parts.push_back("top_p=" + compact(p));
             if (vs) parts.push_back("seed=" + (s ? std::to_string(*s) : std::string("null")));
             if (vm) parts.push_back("max_tokens=" + std::to_string(mt));
+            if (vf) parts.push_back("fewshot=" + std::to_string(fs));
             if (vtm) parts.push_back("template=" + tm);
             c.id = parts.empty() ? "default" : join(parts, ",");
             out.push_back(std::move(c));

@@ -65,6 +65,8 @@ struct ConfigAxes {
   std::vector<std::optional<int64_t>> seed{std::optional<int64_t>(0)};
   std::vector<int> max_tokens{512};
   std::vector<std::string> template_name{"default"};
+  std::vector<int> fewshot{0};  // exemplars per prompt, drawn by the study seed from the
+                                // dataset items after `limit` (disjoint from the test items)
 };
 
 struct BootstrapSpec {

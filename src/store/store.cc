@@ -1295,6 +1295,21 @@ Result<std::map<std::string, json>> Store::subject_specs() {
   return out;
 }
 
+Result<std::map<std::string, std::vector<std::string>>> Store::served_models() {
+  std::lock_guard lock(mu_);
+  NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
+      "SELECT DISTINCT subject, served_model FROM draws WHERE status = 'ok' AND served_model != '' "
+      "ORDER BY subject, served_model",
+      "served_models", path_));
+  std::map<std::string, std::vector<std::string>> out;
+  for (;;) {
+    NF_ASSIGN_OR_RETURN(bool row, q.step());
+    if (!row) break;
+    out[q.text(0)].push_back(q.text(1));
+  }
+  return out;
+}
+
 Result<std::map<int64_t, std::string>> Store::judged_draw_conditions() {
   std::lock_guard lock(mu_);
   NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,

@@ -209,6 +209,9 @@ class Store {
   Result<std::map<std::pair<int64_t, std::string>, std::string>> judgment_status_by_draw();
   /// The stored spec of every subject (table `subjects`), by name.
   Result<std::map<std::string, nlohmann::json>> subject_specs();
+  /// The distinct served model names (draws.served_model, "" left out) of each subject's
+  /// ok draws: the model ids as served, for provenance pins (GRID card, seed 003 §7).
+  Result<std::map<std::string, std::vector<std::string>>> served_models();
   /// The condition of every draw that some judgment references, by draws.id (for the
   /// judge rates by condition; imports without draws are absent).
   Result<std::map<int64_t, std::string>> judged_draw_conditions();

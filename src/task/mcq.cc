@@ -21,6 +21,20 @@ constexpr std::string_view kDefaultInstruction =
     "where X is the letter of one option.";
 constexpr std::string_view kDirectInstruction =
     "Reply with only <answer>X</answer>, where X is the letter of the best option.";
+// The template axis of seed 003 §3 (minimal, role-framed, detailed, chain-of-thought
+// style), written for noisefloor; each keeps the <answer>X</answer> contract.
+constexpr std::string_view kMinimalInstruction = "Answer as <answer>X</answer>.";
+constexpr std::string_view kRoleSystem =
+    "You are an experienced physician answering a medical licensing examination question.";
+constexpr std::string_view kRoleInstruction =
+    "Choose the single best option and give it as <answer>X</answer>, where X is its letter.";
+constexpr std::string_view kDetailedInstruction =
+    "Read the question and every option carefully. Consider each option in turn, rule out the ones "
+    "that do not fit the findings, and then give your final answer as <answer>X</answer>, where X is "
+    "the letter of the single best option. Give exactly one letter.";
+constexpr std::string_view kStepInstruction =
+    "Let's think step by step. Reason through the question, then give your final answer on its own "
+    "line as <answer>X</answer>, where X is the letter of one option.";
 
 // ASCII-only classification (locale-free; bytes >= 0x80 are neither letters nor digits).
 bool is_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
@@ -475,16 +489,27 @@ std::string prefix_utf8(std::string_view s, size_t n) {
 }  // namespace
 
 const std::vector<std::string>& known_mcq_templates() {
-  static const std::vector<std::string> kTemplates = {"default", "direct"};
+  static const std::vector<std::string> kTemplates = {"default", "direct", "minimal", "role-framed", "detailed",
+                                                      "step-by-step"};
   return kTemplates;
 }
 
 Result<std::vector<ChatMessage>> render_mcq_prompt(const RenderedMcq& item, std::string_view template_name) {
   std::string_view instruction;
+  std::string_view system;  // role-framed only: a system message before the question
   if (template_name == "default") {
     instruction = kDefaultInstruction;
   } else if (template_name == "direct") {
     instruction = kDirectInstruction;
+  } else if (template_name == "minimal") {
+    instruction = kMinimalInstruction;
+  } else if (template_name == "role-framed") {
+    instruction = kRoleInstruction;
+    system = kRoleSystem;
+  } else if (template_name == "detailed") {
+    instruction = kDetailedInstruction;
+  } else if (template_name == "step-by-step") {
+    instruction = kStepInstruction;
   } else {
     return InvalidArgument(fmt::format("unknown MCQ template '{}'{}; known: {}", template_name,
                                        did_you_mean(template_name, known_mcq_templates()),
@@ -500,6 +525,8 @@ Result<std::vector<ChatMessage>> render_mcq_prompt(const RenderedMcq& item, std:
   }
   body += "\n\n";
   body += instruction;
+  if (!system.empty())
+    return std::vector<ChatMessage>{ChatMessage{"system", std::string(system)}, ChatMessage{"user", std::move(body)}};
   return std::vector<ChatMessage>{ChatMessage{"user", std::move(body)}};
 }
 

@@ -2,9 +2,14 @@
 
 #include <fmt/format.h>
 
+#include "backend/openai.h"
+#include "util/hash.h"
+#include "util/rng.h"
+
 namespace nf {
 
-McqTask::McqTask(std::vector<McqItem> items) : items_(std::move(items)) {
+McqTask::McqTask(std::vector<McqItem> items, std::vector<McqItem> exemplars)
+    : items_(std::move(items)), exemplars_(std::move(exemplars)) {
   for (const auto& it : items_) {
     nlohmann::json options = nlohmann::json::object();
     for (const auto& o : it.options) options[o.letter] = o.text;
@@ -15,6 +20,9 @@ McqTask::McqTask(std::vector<McqItem> items) : items_(std::move(items)) {
 
 Status McqTask::prepare(const std::vector<std::string>& conditions, uint64_t study_seed) {
   rendered_.clear();
+  // The exemplar draw: a Fisher-Yates permutation of the pool from the study seed.
+  Rng rng = Rng::stream(study_seed, {fnv1a64("fewshot-exemplars")});
+  for (size_t i = exemplars_.size(); i > 1; --i) std::swap(exemplars_[i - 1], exemplars_[rng.uniform_int(i)]);
   for (size_t i = 0; i < items_.size(); ++i) {
     for (const auto& cond : conditions) {
       auto r = apply_mcq_condition(items_[i], cond, study_seed);
@@ -42,6 +50,32 @@ TaskDrawResult McqTask::run(size_t item_index, const std::string& condition, con
     out.error = messages.status().message();
     return out;
   }
+  if (ctx.config.fewshot > 0) {
+    if (static_cast<size_t>(ctx.config.fewshot) > exemplars_.size()) {  // checked by the runner; never an outcome
+      out.status = DrawStatus::kParseError;
+      out.error = fmt::format("internal: fewshot {} but {} exemplars", ctx.config.fewshot, exemplars_.size());
+      return out;
+    }
+    std::vector<ChatMessage> shots;
+    for (int k = 0; k < ctx.config.fewshot; ++k) {
+      auto ex = apply_mcq_condition(exemplars_[k], "none", 0);
+      if (!ex.ok()) {
+        out.status = DrawStatus::kParseError;
+        out.error = ex.status().message();
+        return out;
+      }
+      auto em = render_mcq_prompt(*ex, ctx.config.template_name);
+      if (!em.ok()) {
+        out.status = DrawStatus::kParseError;
+        out.error = em.status().message();
+        return out;
+      }
+      shots.push_back(em->back());  // the user turn (a role-framed system message is kept once, first)
+      shots.push_back(ChatMessage{"assistant", "<answer>" + ex->answer + "</answer>"});
+    }
+    const size_t at = messages->size() - 1;  // before the question's user turn
+    messages->insert(messages->begin() + static_cast<std::ptrdiff_t>(at), shots.begin(), shots.end());
+  }
   const ChatRequest req = draw_request(ctx, *messages);
   out.request = req.to_openai_json();
   out.response = call(req);
@@ -50,6 +84,30 @@ TaskDrawResult McqTask::run(size_t item_index, const std::string& condition, con
   out.status = score.status;
   out.outcomes = score.outcomes;
   out.error = score.error;
+  // The logprob scoring path (seed 003 §3): the option with the highest probability at the
+  // answer position, for greedy draws only (as in the seed) and only when some option is
+  // in the top list; an ok draw gets `correct_logprob` beside the free-form `correct`.
+  if (score.status == DrawStatus::kOk && req.temperature == 0.0 && !out.response.logprobs.is_null()) {
+    std::vector<std::string> letters;
+    for (const auto& o : item.options) letters.push_back(o.letter);
+    const AnswerTokenProbs at = answer_token_probabilities(out.response.logprobs, letters);
+    std::optional<std::string> best;
+    double best_p = -1.0;
+    for (const auto& l : letters) {  // shown order: ties go to the first letter
+      // Only options the top list carried: an option known from the sampled token alone
+      // cannot be compared with the options the list left out.
+      if (!at.listed_letters.count(l)) continue;
+      auto pit = at.probs.find(l);
+      if (pit != at.probs.end() && pit->second && *pit->second > best_p) {
+        best_p = *pit->second;
+        best = l;
+      }
+    }
+    if (best) {
+      const bool right = *best == item.answer;
+      out.outcomes.push_back(Outcome{"correct_logprob", right ? 1.0 : 0.0, right ? "1" : "0"});
+    }
+  }
   return out;
 }
 

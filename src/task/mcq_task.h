@@ -15,9 +15,15 @@ namespace nf {
 /// Wraps MCQ items: prepare() renders every (item, condition) once (shuffle permutations
 /// from the study seed); run() renders the prompt under the config's template, makes one
 /// call and scores it with score_mcq (outcomes `correct` and `choice`).
+/// Few-shot (config.fewshot = k > 0; seed 003 §3): the first k exemplars of a permutation
+/// of `exemplars` drawn from the study seed (one exemplar draw per study, the same for every
+/// item and configuration with that k, each k a prefix of the next) come before the
+/// question as user / assistant turns, each rendered with the config's template and
+/// answered "<answer>X</answer>" with its gold letter. The exemplar pool must be disjoint
+/// from the test items (the runner passes the dataset items after `limit`).
 class McqTask final : public Task {
  public:
-  explicit McqTask(std::vector<McqItem> items);
+  explicit McqTask(std::vector<McqItem> items, std::vector<McqItem> exemplars = {});
   std::string name() const override { return "mcq"; }
   const std::vector<TaskItem>& items() const override { return task_items_; }
   Status prepare(const std::vector<std::string>& conditions, uint64_t study_seed) override;
@@ -26,6 +32,7 @@ class McqTask final : public Task {
 
  private:
   std::vector<McqItem> items_;
+  std::vector<McqItem> exemplars_;  // in the study-seeded order after prepare()
   std::vector<TaskItem> task_items_;
   std::map<std::pair<size_t, std::string>, RenderedMcq> rendered_;
 };

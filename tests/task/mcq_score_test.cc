@@ -69,7 +69,23 @@ TEST(RenderMcqPrompt, UnknownTemplate) {
   ASSERT_FALSE(msgs.ok());
   EXPECT_EQ(msgs.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(msgs.status().message().find("did you mean 'default'"), std::string::npos);
-  EXPECT_EQ(known_mcq_templates(), (std::vector<std::string>{"default", "direct"}));
+  EXPECT_EQ(known_mcq_templates(), (std::vector<std::string>{"default", "direct", "minimal", "role-framed", "detailed",
+                                                              "step-by-step"}));
+}
+
+// The template axis of seed 003 §3: every named template keeps the answer contract, and
+// role-framed puts the role in a system message before the question.
+TEST(RenderMcqPrompt, EveryTemplateKeepsTheAnswerContract) {
+  for (const auto& t : known_mcq_templates()) {
+    auto msgs = render_mcq_prompt(rendered("none"), t);
+    ASSERT_TRUE(msgs.ok()) << t;
+    EXPECT_NE(msgs->back().content.find("<answer>X</answer>"), std::string::npos) << t;
+    EXPECT_EQ(msgs->back().role, "user");
+    EXPECT_EQ(msgs->size(), t == "role-framed" ? 2u : 1u) << t;
+  }
+  auto role = render_mcq_prompt(rendered("none"), "role-framed");
+  EXPECT_EQ((*role)[0].role, "system");
+  EXPECT_NE((*role)[0].content.find("physician"), std::string::npos);
 }
 
 TEST(ScoreMcq, CorrectAndWrong) {
