@@ -473,6 +473,66 @@ void generic_figures(json& out, const std::string& name, const json& a) {
   }
 }
 
+// Same-input rerun (seed 002 §4): every metric of every arm with its Wilson interval.
+void rerun_figures(json& out, const json& a) {
+  json values = json::array();
+  for (const auto& arm : a.value("arms", json::array())) {
+    const std::string group = fmt::format("{} · {}", str(arm, "subject"), str(arm, "config"));
+    if (!arm.contains("metrics") || !arm["metrics"].is_object()) continue;
+    for (const auto& [metric, m] : arm["metrics"].items()) {
+      if (!m.is_object() || !m.contains("rate") || !m["rate"].is_number()) continue;
+      json row = forest_row(metric + " · " + group, group, m["rate"], numval(m, "low"), numval(m, "high"), m);
+      row["tip"] = row["tip"].get<std::string>() +
+                   fmt::format(" ({} of {} {})", m.value("count", json()).dump(), m.value("n", json()).dump(),
+                               str(m, "denominator"));
+      values.push_back(std::move(row));
+      if (values.size() >= static_cast<size_t>(kMaxRows)) break;
+    }
+  }
+  if (values.empty()) return;
+  out.push_back(figure("rerun-metrics", "rerun", "Same-input rerun: action-level metrics per arm",
+                       "Each metric's rate with its Wilson 95% interval, per arm (subject · config); denominators "
+                       "in the tooltip and the table.",
+                       forest_spec("Rerun metrics per arm", std::move(values), "rate", false)));
+}
+
+// Configuration envelope (seed 003 §4): rho_flip per model pair (0 = certificate of no
+// strict reversal on the grid) and every subject's score per configuration.
+void envelope_figures(json& out, const json& a) {
+  json pairs = json::array();
+  for (const auto& p : a.value("pairs", json::array())) {
+    if (!p.contains("rho_flip") || !p["rho_flip"].is_number()) continue;
+    json row = forest_row(fmt::format("{} vs {}", str(p, "a"), str(p, "b")),
+                          p.value("no_strict_reversal", false) ? "no strict reversal" : "reverses on the grid",
+                          p["rho_flip"], json(), json(), p);
+    row["tip"] = row["tip"].get<std::string>() + fmt::format(" (n+ {}, n- {}, ties {})", p.value("n_plus", json()).dump(),
+                                                             p.value("n_minus", json()).dump(),
+                                                             p.value("n_ties", json()).dump());
+    pairs.push_back(std::move(row));
+    if (pairs.size() >= static_cast<size_t>(kMaxRows)) break;
+  }
+  if (!pairs.empty())
+    out.push_back(figure("envelope-rho-flip", "envelope", "rho_flip per model pair",
+                         "Minority strict-sign share over the configurations (seed 003 §4); 0 certifies that the "
+                         "pairwise verdict never strictly reverses on this grid.",
+                         forest_spec("rho_flip per pair", std::move(pairs), "rho_flip", true)));
+  json cells = json::array();
+  for (const auto& subj : a.value("subjects", json::array())) {
+    for (const auto& c : subj.value("cells", json::array())) {
+      if (!c.contains("score") || !c["score"].is_number()) continue;
+      json row = forest_row(fmt::format("{} · {}", str(c, "config"), str(subj, "subject")), str(subj, "subject"),
+                            c["score"], json(), json(), c);
+      cells.push_back(std::move(row));
+      if (cells.size() >= static_cast<size_t>(kMaxRows)) break;
+    }
+  }
+  if (!cells.empty())
+    out.push_back(figure("envelope-scores", "envelope", "Score per subject and configuration",
+                         "Each subject's score in each configuration cell (the table gives parse rates and "
+                         "neighbourhoods).",
+                         forest_spec("Score per configuration", std::move(cells), "score", false)));
+}
+
 }  // namespace
 
 nlohmann::json build_figures(const nlohmann::json& results) {
@@ -485,6 +545,8 @@ nlohmann::json build_figures(const nlohmann::json& results) {
     else if (name == "majority_floor") majority_figures(out, a, an.contains("floor") ? an["floor"] : json(), an);
     else if (name == "fairness") fairness_figures(out, a);
     else if (name == "human_validity") human_validity_figures(out, a);
+    else if (name == "rerun") rerun_figures(out, a);
+    else if (name == "envelope") envelope_figures(out, a);
     else generic_figures(out, name, a);
   }
   return out;

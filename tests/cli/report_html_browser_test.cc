@@ -108,6 +108,18 @@ TEST(ReportHtmlBrowser, SampleAgentAudit) {
   audit_and_render("sample-agent-audit", 5);
 }
 
+// The FHIR rerun audit (seed 002): the metrics-per-arm figure; the envelope (seed 003):
+// rho_flip per pair and scores per configuration.
+TEST(ReportHtmlBrowser, MedAgentBenchRerun) {
+  NF_REQUIRE_BROWSER();
+  audit_and_render("medagentbench-rerun", 1);
+}
+
+TEST(ReportHtmlBrowser, Envelope) {
+  NF_REQUIRE_BROWSER();
+  audit_and_render("envelope", 2);
+}
+
 TEST(ReportHtmlBrowser, ChatProbe) {
   NF_REQUIRE_BROWSER();
   audit_and_render("chat-probe", 2);
