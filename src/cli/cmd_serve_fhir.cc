@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "cli/common.h"
 #include "data/medagentbench.h"
 #include "fhir/chart_fixture.h"
 #include "fhir/http_server.h"
@@ -54,26 +55,14 @@ int cmd_serve_fhir(int argc, char** argv) {
     std::fprintf(stderr, "noisefloor serve-fhir: %s\n", mrns.status().message().c_str());
     return static_cast<int>(exit_code_for(mrns.status()));
   }
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  auto server = FhirHttpServer::start(
-      [&](const std::string& base) {
-        return build_medagentbench_server(base, dir + "/fhir_snapshot.jsonl", dir + "/task_truth_audit.json", *mrns, seed);
-      },
-      port);
-  if (!server.ok()) {
-    std::fprintf(stderr, "noisefloor serve-fhir: %s\n", server.status().message().c_str());
-    return static_cast<int>(exit_code_for(server.status()));
-  }
-  std::printf("noisefloor serve-fhir listening on %s\n", (*server)->base_url().c_str());
-  std::fflush(stdout);
-  int sig = 0;
-  sigwait(&signals, &sig);
-  (*server)->stop();
-  return static_cast<int>(ExitCode::kSuccess);
+  return serve_until_signal("serve-fhir", [&] {
+    return FhirHttpServer::start(
+        [&](const std::string& base) {
+          return build_medagentbench_server(base, dir + "/fhir_snapshot.jsonl", dir + "/task_truth_audit.json", *mrns,
+                                            seed);
+        },
+        port);
+  });
 }
 
 }  // namespace nf::cli

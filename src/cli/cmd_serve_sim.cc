@@ -10,6 +10,7 @@
 
 #include "backend/sim_server.h"
 #include "cli/commands.h"
+#include "cli/common.h"
 #include "util/exit_code.h"
 
 namespace nf::cli {
@@ -89,25 +90,7 @@ int cmd_serve_sim(int argc, char** argv) {
     return static_cast<int>(ExitCode::kUsage);
   }
 
-  // Block SIGINT/SIGTERM before any server thread exists (threads inherit the mask), then
-  // wait for one of them synchronously.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-
-  auto server = SimServer::start(*params, port, faults);
-  if (!server.ok()) {
-    std::fprintf(stderr, "noisefloor serve-sim: %s\n", server.status().message().c_str());
-    return static_cast<int>(exit_code_for(server.status()));
-  }
-  std::printf("noisefloor serve-sim listening on %s\n", (*server)->base_url().c_str());
-  std::fflush(stdout);
-  int sig = 0;
-  sigwait(&signals, &sig);
-  (*server)->stop();
-  return static_cast<int>(ExitCode::kSuccess);
+  return serve_until_signal("serve-sim", [&] { return SimServer::start(*params, port, faults); });
 }
 
 }  // namespace nf::cli

@@ -1,9 +1,13 @@
 // Helpers shared by the CLI commands: error printing, signal handling.
 #pragma once
 
+#include <signal.h>
+
 #include <atomic>
+#include <cstdio>
 #include <string>
 
+#include "util/exit_code.h"
 #include "util/status.h"
 
 namespace nf::cli {
@@ -14,5 +18,31 @@ int fail(const std::string& command, const Status& s);
 /// Installs SIGINT/SIGTERM handlers that set the returned flag (first signal: finish the
 /// draws in flight, commit, stop; a second signal exits at once).
 const std::atomic<bool>& install_stop_handler();
+
+/// Serves until SIGINT or SIGTERM (serve-sim, serve-fhir): blocks both signals before
+/// `start()` creates any server thread (threads inherit the mask), prints
+/// "noisefloor COMMAND listening on BASE_URL" on stdout (tests read that line), waits for a
+/// signal, stops the server and returns exit code 0; a failed start prints the error and
+/// returns its exit code. `start` returns Result<std::unique_ptr<S>> where S has base_url()
+/// and stop().
+template <typename Start>
+int serve_until_signal(const char* command, const Start& start) {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  auto server = start();
+  if (!server.ok()) {
+    std::fprintf(stderr, "noisefloor %s: %s\n", command, server.status().message().c_str());
+    return static_cast<int>(exit_code_for(server.status()));
+  }
+  std::printf("noisefloor %s listening on %s\n", command, (*server)->base_url().c_str());
+  std::fflush(stdout);
+  int sig = 0;
+  sigwait(&signals, &sig);
+  (*server)->stop();
+  return static_cast<int>(ExitCode::kSuccess);
+}
 
 }  // namespace nf::cli

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "util/rng.h"
+#include "stats/parallel_for.h"
 
 namespace nf::stats {
 
@@ -16,26 +17,6 @@ Status check_bootstrap_args(const char* fn, size_t n_clusters, int resamples, do
   if (resamples < 1) return InvalidArgument(std::string(fn) + ": resamples must be >= 1, got " + std::to_string(resamples));
   if (threads < 1) return InvalidArgument(std::string(fn) + ": threads must be >= 1, got " + std::to_string(threads));
   return check_level(fn, level);
-}
-
-// Runs body(r) for r in [0, resamples) over `threads` threads (contiguous blocks).
-template <typename Body>
-void parallel_for(int resamples, int threads, const Body& body) {
-  const int t = std::max(1, std::min(threads, resamples));
-  if (t == 1) {
-    for (int r = 0; r < resamples; ++r) body(r);
-    return;
-  }
-  std::vector<std::thread> pool;
-  pool.reserve(static_cast<size_t>(t));
-  for (int w = 0; w < t; ++w) {
-    const int begin = static_cast<int>(static_cast<int64_t>(resamples) * w / t);
-    const int end = static_cast<int>(static_cast<int64_t>(resamples) * (w + 1) / t);
-    pool.emplace_back([begin, end, &body] {
-      for (int r = begin; r < end; ++r) body(r);
-    });
-  }
-  for (auto& th : pool) th.join();
 }
 
 Result<BootstrapResult> finish(double estimate, std::vector<double> reps, int resamples, uint64_t seed,

@@ -8,31 +8,13 @@
 
 #include "stats/bootstrap.h"
 #include "util/rng.h"
+#include "stats/parallel_for.h"
 
 namespace nf::stats {
 
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// Runs body(r) for r in [0, resamples) over `threads` threads (contiguous blocks).
-template <typename Body>
-void for_replicates(int resamples, int threads, const Body& body) {
-  const int t = std::max(1, std::min(threads, resamples));
-  if (t == 1) {
-    for (int r = 0; r < resamples; ++r) body(r);
-    return;
-  }
-  std::vector<std::thread> pool;
-  for (int w = 0; w < t; ++w) {
-    const int begin = static_cast<int>(static_cast<int64_t>(resamples) * w / t);
-    const int end = static_cast<int>(static_cast<int64_t>(resamples) * (w + 1) / t);
-    pool.emplace_back([begin, end, &body] {
-      for (int r = begin; r < end; ++r) body(r);
-    });
-  }
-  for (auto& th : pool) th.join();
-}
 
 // Type-7 quantile that tolerates +-infinity (an infinite neighbour gives an infinite bound).
 double quantile_with_inf(const std::vector<double>& sorted, double q) {
@@ -106,7 +88,7 @@ Result<ClusterRatioInterval> cluster_ratio_interval(const std::vector<double>& n
 
   std::vector<double> reps(static_cast<size_t>(resamples)), ses(static_cast<size_t>(resamples));
   // The draws of cluster_bootstrap_ratio: one uniform_int(n) per slot from Rng::stream(seed, {r}).
-  for_replicates(resamples, threads, [&](int r) {
+  parallel_for(resamples, threads, [&](int r) {
     Rng rng = Rng::stream(seed, {static_cast<uint64_t>(r)});
     std::vector<size_t> idx(n);
     for (auto& i : idx) i = static_cast<size_t>(rng.uniform_int(n));
