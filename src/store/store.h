@@ -138,6 +138,41 @@ class Store {
   /// Writes many draws in one transaction (imports). Same rules as put_draw.
   Status put_draws(const std::vector<Draw>& draws);
 
+  /// A streaming import of ok draws given outcome by outcome (`noisefloor import draws`
+  /// of a long file of any size; issue 14): memory does not grow with the number of
+  /// rows. It holds the store's lock and one write transaction from begin_bulk_import()
+  /// until commit(): all or nothing (destroying it uncommitted rolls back). Call no other
+  /// Store method while one is alive (the lock is held).
+  class BulkImport {
+   public:
+    ~BulkImport();
+    BulkImport(const BulkImport&) = delete;
+    BulkImport& operator=(const BulkImport&) = delete;
+    /// Adds outcome `o` to the ok draw `key` (stored on first sight with `cluster`,
+    /// status ok and extra {"imported": true}; rows of one draw need not be adjacent, but
+    /// adjacent rows are fastest). `*duplicate` is set true (and nothing written) when
+    /// this import already gave the draw an outcome of that name. Errors: AlreadyExists
+    /// if the draw was stored before this import with a status other than api_error (an
+    /// api_error draw is replaced, as put_draw does); InvalidArgument for a negative
+    /// replicate or a NaN value; DataLoss on a write failure.
+    Status add_outcome(const DrawKey& key, const std::string& cluster, const Outcome& o, bool* duplicate);
+    /// Upserts an item with its cluster and data {"imported": true}, as put_item.
+    Status put_item(const std::string& id, const std::string& cluster);
+    /// Commits everything added. After an error from any call, do not commit.
+    Status commit();
+    /// Draws this import created so far.
+    int64_t draws() const { return draws_; }
+
+   private:
+    friend class Store;
+    struct Impl;
+    explicit BulkImport(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+    int64_t draws_ = 0;
+  };
+  /// Starts a BulkImport (BEGIN IMMEDIATE). Errors: DataLoss / Unavailable from SQLite.
+  Result<std::unique_ptr<BulkImport>> begin_bulk_import();
+
   /// The response cache. Keys must include the replicate index (runner/cache_key.h).
   Result<std::optional<nlohmann::json>> cache_get(const std::string& key);
   Status cache_put(const std::string& key, const nlohmann::json& response);
