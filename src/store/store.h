@@ -39,6 +39,31 @@ struct OutcomeRow {
   std::string label;
 };
 
+/// The string dictionaries of an integer-coded outcome scan: code -> string, one per
+/// key column, codes in first-seen order (not sorted).
+struct OutcomeDictionaries {
+  std::vector<std::string> subjects, configs, conditions, items, clusters, outcomes;
+};
+
+/// One ok draw's outcome with every key as a dictionary code (OutcomeDictionaries).
+/// `cluster` is the draw's cluster, or the item's name when the draw has none (as
+/// compute_floor reads it).
+struct OutcomeCodes {
+  uint32_t subject = 0, config = 0, condition = 0, item = 0, cluster = 0, outcome = 0;
+  int32_t replicate = 0;
+  double value = 0.0;
+};
+
+/// The ok outcomes as integer-coded columns plus the dictionaries (issue 14): 36 bytes
+/// per outcome and one string per distinct key, instead of six strings per outcome.
+struct OutcomeFrame {
+  OutcomeDictionaries dict;
+  std::vector<uint32_t> subject, config, condition, item, cluster, outcome;
+  std::vector<int32_t> replicate;
+  std::vector<double> value;
+  size_t size() const { return value.size(); }
+};
+
 /// Draw counts per (subject, config, condition, status) for reports.
 struct StatusCount {
   std::string subject, config, condition, status;
@@ -180,6 +205,14 @@ class Store {
   /// Every outcome of every ok draw, ordered by subject, config, condition, outcome,
   /// item, replicate. `include_cached` = false leaves out draws served from the cache.
   Result<std::vector<OutcomeRow>> outcome_rows(bool include_cached = true);
+  /// Streams every outcome of every ok draw (in storage order, NOT sorted) as integer
+  /// codes, growing `dict` with each new string (src/store/outcome_frame.cc). Memory is
+  /// the dictionaries only; `include_cached` as outcome_rows. Errors: DataLoss on a
+  /// read failure.
+  Status scan_outcome_codes(bool include_cached, OutcomeDictionaries* dict,
+                            const std::function<void(const OutcomeCodes&)>& fn);
+  /// scan_outcome_codes collected into columns (rows in storage order).
+  Result<OutcomeFrame> outcome_frame(bool include_cached = true);
   /// Draw counts by status.
   Result<std::vector<StatusCount>> status_counts();
   /// Calls fn(subject, config, status, content) for every stored draw that is not an
