@@ -896,34 +896,7 @@ Status Store::cache_put_locked(const std::string& key, const json& response, int
   return st;
 }
 
-Result<std::vector<OutcomeRow>> Store::outcome_rows(bool include_cached) {
-  std::lock_guard lock(mu_);
-  // draws_by_cell serves WHERE status = 'ok' and the (subject, config, condition) prefix
-  // of the order; SQLite sorts only the right part (outcome, item, replicate) per cell.
-  NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
-      "SELECT d.subject, d.config, d.condition, d.item, d.cluster, d.replicate, o.name, o.value, o.label "
-      "FROM draws d INDEXED BY draws_by_cell JOIN outcomes o ON o.draw_id = d.id "
-      "WHERE d.status = 'ok' AND (?1 OR d.cached = 0) "
-      "ORDER BY d.subject, d.config, d.condition, o.name, d.item, d.replicate",
-      "outcome_rows", path_));
-  q.bind(1, include_cached ? 1 : 0);
-  std::vector<OutcomeRow> rows;
-  for (;;) {
-    NF_ASSIGN_OR_RETURN(bool row, q.step());
-    if (!row) break;
-    OutcomeRow& r = rows.emplace_back();
-    r.subject = q.text(0);
-    r.config = q.text(1);
-    r.condition = q.text(2);
-    r.item = q.text(3);
-    r.cluster = q.text(4);
-    r.replicate = static_cast<int>(q.int64(5));
-    r.outcome = q.text(6);
-    r.value = q.dbl(7);
-    r.label = q.text(8);
-  }
-  return rows;
-}
+// Store::outcome_rows is in outcome_frame.cc (built on the integer-coded scan).
 
 Result<std::vector<StatusCount>> Store::status_counts() {
   std::lock_guard lock(mu_);

@@ -42,25 +42,27 @@ struct OutcomeRow {
 /// The string dictionaries of an integer-coded outcome scan: code -> string, one per
 /// key column, codes in first-seen order (not sorted).
 struct OutcomeDictionaries {
-  std::vector<std::string> subjects, configs, conditions, items, clusters, outcomes;
+  std::vector<std::string> subjects, configs, conditions, items, clusters, outcomes, labels;
 };
 
 /// One ok draw's outcome with every key as a dictionary code (OutcomeDictionaries).
 /// `cluster` is the draw's cluster, or the item's name when the draw has none (as
-/// compute_floor reads it).
+/// compute_floor reads it; `cluster_given` is then false).
 struct OutcomeCodes {
-  uint32_t subject = 0, config = 0, condition = 0, item = 0, cluster = 0, outcome = 0;
+  uint32_t subject = 0, config = 0, condition = 0, item = 0, cluster = 0, outcome = 0, label = 0;
   int32_t replicate = 0;
   double value = 0.0;
+  bool cluster_given = true;
 };
 
-/// The ok outcomes as integer-coded columns plus the dictionaries (issue 14): 36 bytes
+/// The ok outcomes as integer-coded columns plus the dictionaries (issue 14): 41 bytes
 /// per outcome and one string per distinct key, instead of six strings per outcome.
 struct OutcomeFrame {
   OutcomeDictionaries dict;
-  std::vector<uint32_t> subject, config, condition, item, cluster, outcome;
+  std::vector<uint32_t> subject, config, condition, item, cluster, outcome, label;
   std::vector<int32_t> replicate;
   std::vector<double> value;
+  std::vector<uint8_t> cluster_given;
   size_t size() const { return value.size(); }
 };
 
