@@ -3,6 +3,8 @@
 // in SQLite's multi-thread mode (SQLITE_OPEN_NOMUTEX): one thread at a time, ensured here.
 #include "store/store.h"
 
+#include "store/group_commit.h"
+
 #include <sqlite3.h>
 
 #include <array>
@@ -550,6 +552,7 @@ Store::Store(std::string path, sqlite3* db)
     : path_(std::move(path)), db_(db), hot_(std::make_unique<HotStatements>()) {}
 
 Store::~Store() {
+  group_.reset();
   hot_.reset();  // finalize the cached statements before closing the connection
   sqlite3_close_v2(db_);
 }
@@ -731,6 +734,31 @@ Status Store::put_draw_with_cache(const Draw& draw, const std::vector<CacheEntry
   const int64_t now = now_s();
   NF_RETURN_IF_ERROR(hot_->draw_writer->write(db_, path_, draw, now));
   for (const CacheEntry& e : cache) NF_RETURN_IF_ERROR(cache_put_locked(e.key, e.response, now));
+  return txn.commit();
+}
+
+Status Store::put_draw_group_locked(const std::vector<std::pair<const Draw*, const std::vector<CacheEntry>*>>& group,
+                                    std::vector<Status>* statuses) {
+  WriteTxn txn(db_, "put_draw", path_);
+  NF_RETURN_IF_ERROR(txn.begin());
+  if (!hot_->draw_writer) {
+    NF_ASSIGN_OR_RETURN(DrawWriter w, DrawWriter::prepare(db_, path_));
+    hot_->draw_writer.emplace(std::move(w));
+  }
+  const int64_t now = now_s();
+  statuses->assign(group.size(), Status::Ok());
+  for (size_t i = 0; i < group.size(); ++i) {
+    NF_RETURN_IF_ERROR(exec(db_, "SAVEPOINT draw", "put_draw", path_));
+    Status st = hot_->draw_writer->write(db_, path_, *group[i].first, now);
+    for (size_t c = 0; st.ok() && c < group[i].second->size(); ++c)
+      st = cache_put_locked((*group[i].second)[c].key, (*group[i].second)[c].response, now);
+    if (!st.ok()) {
+      hot_->draw_writer->find.reset();
+      NF_RETURN_IF_ERROR(exec(db_, "ROLLBACK TO draw", "put_draw", path_));
+      (*statuses)[i] = st;
+    }
+    NF_RETURN_IF_ERROR(exec(db_, "RELEASE draw", "put_draw", path_));
+  }
   return txn.commit();
 }
 

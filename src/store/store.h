@@ -157,6 +157,15 @@ class Store {
   /// entry with an existing key is overwritten. Errors as put_draw; nothing is written
   /// on error.
   Status put_draw_with_cache(const Draw& draw, const std::vector<CacheEntry>& cache);
+  /// put_draw_with_cache with group commit (issue 14 item 5): the calling thread's draw
+  /// joins the draws other threads are committing at the same moment; one of the waiting
+  /// threads writes the whole group in one transaction (each draw under its own
+  /// savepoint, so one draw's error leaves the others) and every caller returns only
+  /// after the transaction holding its draw has committed. No timer: a group is whatever
+  /// arrived while the previous commit ran, so a lone thread commits at once. Returns this
+  /// draw's own status (errors as put_draw_with_cache; a failed COMMIT fails the group).
+  /// A SIGKILL loses only draws whose call has not returned.
+  Status put_draw_grouped(const Draw& draw, const std::vector<CacheEntry>& cache);
   /// Writes one draw, replacing any stored draw with the same key (whatever its status)
   /// and its outcomes, in a single transaction (`run --refresh`). Judgments of the
   /// replaced draw are deleted with it (they judged an answer that no longer exists; the
@@ -284,6 +293,9 @@ class Store {
   Store(std::string path, sqlite3* db);
   Status migrate();
   Status put_draw_locked(const Draw& draw);
+  // One transaction for a group of draws (caller holds mu_); per-draw statuses.
+  Status put_draw_group_locked(const std::vector<std::pair<const Draw*, const std::vector<CacheEntry>*>>& group,
+                               std::vector<Status>* statuses);
   Status cache_put_locked(const std::string& key, const nlohmann::json& response, int64_t now);
 
   std::string path_;
@@ -293,6 +305,9 @@ class Store {
   // prepared on first use and reused under mu_ (store.cc). Finalized before close.
   struct HotStatements;
   std::unique_ptr<HotStatements> hot_;
+  // Group commit queue (put_draw_grouped; store/group_commit.cc).
+  struct GroupCommit;
+  std::unique_ptr<GroupCommit> group_;
 };
 
 }  // namespace nf
