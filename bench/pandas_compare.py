@@ -10,7 +10,7 @@ in 1,000 clusters, 10 replicates per item, one subject / config / condition, bin
 (subject,item,cluster,condition,config,replicate,outcome,value). --scale 10 makes the
 items (and so draws and clusters) ten times as many.
 
-Timed, each in its own child process (wall clock, peak RSS from wait4's rusage):
+Timed, each in its own child process (wall clock; peak RSS from GNU time's %M):
   noisefloor: `import draws FILE --store S` then `analyze --store S --analysis floor
               --analysis majority_floor --resamples 10000` (majority floor R' = 3);
   pandas:     read_csv, groupby (item, outcome) -> n, ones; floor = sum k(n-k) / sum C(n,2)
@@ -61,17 +61,20 @@ def generate(path, scale, seed=20261201):
 
 
 def run_child(argv):
-    """Runs argv; returns (wall seconds, peak RSS MiB, stderr text)."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    err = proc.stderr.read().decode(errors="replace")
-    _, status, ru = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    rc = os.waitstatus_to_exitcode(status)
-    proc.returncode = rc
-    if rc != 0:
-        sys.exit(f"{' '.join(argv)} failed ({rc}):\n{err}")
-    return wall, ru.ru_maxrss / 1024.0, err
+    """Runs argv under /usr/bin/time; returns (wall seconds, peak RSS MiB, stderr text).
+    The peak RSS comes from GNU time (%M), not from this process's wait4: a child forked
+    from this (large, after generating the data) Python keeps the parent's RSS as its
+    ru_maxrss across exec."""
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
+        t0 = time.perf_counter()
+        proc = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss.name] + argv, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE)
+        wall = time.perf_counter() - t0
+        err = proc.stderr.decode(errors="replace")
+        if proc.returncode != 0:
+            sys.exit(f"{' '.join(argv)} failed ({proc.returncode}):\n{err}")
+        kib = int(rss.read().strip().splitlines()[-1])
+    return wall, kib / 1024.0, err
 
 
 # ---- the pandas / numpy equivalent (runs in a child: --pandas-child CSV OUT.json) ----
