@@ -277,12 +277,18 @@ int cmd_import(int argc, char** argv) {
     return fail("import", InvalidArgument(fmt::format("import {}: expected one file, got {}", format, files.size())));
   file = files[0];
   if (format == "draws") {
-    auto rows = read_long_draws(file);
-    if (!rows.ok()) return fail("import", rows.status());
+    // Streams the file into the store (bounded memory, issue 14). A store this command
+    // created is removed again if the import fails, as when the file was read first.
+    const bool existed = std::filesystem::exists(store_path);
     auto store = Store::open(store_path);
     if (!store.ok()) return fail("import", store.status());
-    auto sum = import_long_draws(*rows, **store, study_name);
-    if (!sum.ok()) return fail("import", sum.status());
+    auto sum = import_long_draws_file(file, **store, study_name);
+    if (!sum.ok()) {
+      store->reset();
+      if (!existed)
+        for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(store_path + suffix);
+      return fail("import", sum.status());
+    }
     std::fprintf(stderr, "import: %lld rows -> %lld draws of %lld items into %s\n",
                  static_cast<long long>(sum->rows), static_cast<long long>(sum->draws),
                  static_cast<long long>(sum->items), store_path.c_str());

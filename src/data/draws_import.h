@@ -2,6 +2,7 @@
 // (`noisefloor import draws FILE`).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -33,5 +34,21 @@ struct LongDrawRow {
 /// subject/item/outcome, non-integer or negative replicate, a status other than ok,
 /// duplicate (subject,item,condition,config,replicate,outcome).
 Result<std::vector<LongDrawRow>> read_long_draws(const std::string& path);
+
+/// The streaming form of read_long_draws, for files of any size: reads `path` in 1 MiB
+/// blocks and calls `fn(row, line)` for each row in file order (`line` is the 1-based
+/// line on which the row starts). The row object is reused between calls (copy what you
+/// keep). Memory is bounded by the longest record plus the per-outcome category maps,
+/// whatever the file size. Same format and the same errors as read_long_draws, except
+/// that duplicates are NOT detected here (the caller's store detects them; see
+/// find_long_draw_line for naming the first occurrence). An error returned by `fn` stops
+/// the scan and is returned as is.
+Status for_each_long_draw(const std::string& path,
+                          const std::function<Status(const LongDrawRow& row, size_t line)>& fn);
+
+/// The line of the first row of `path` with this (subject, item, condition, config,
+/// replicate, outcome), or 0 if none (for "duplicate row ... (first on line N)" errors
+/// of a streaming import; rescans the file).
+size_t find_long_draw_line(const std::string& path, const LongDrawRow& key);
 
 }  // namespace nf

@@ -9,6 +9,7 @@
 #include "metrics/envelope.h"
 #include "metrics/coverage.h"
 #include "metrics/fairness.h"
+#include "metrics/floor_frame.h"
 #include "metrics/human_validity.h"
 #include "metrics/judge_panel.h"
 #include "metrics/mcq_robustness.h"
@@ -56,7 +57,7 @@ Status check_option_keys(const std::string& analysis, const nlohmann::json& opti
 
 Result<nlohmann::json> run_floor(AnalysisContext& ctx, const nlohmann::json& options) {
   NF_RETURN_IF_ERROR(check_option_keys("floor", options, {}));
-  NF_ASSIGN_OR_RETURN(auto fr, compute_floor(ctx.rows, 1, ctx.bootstrap));
+  NF_ASSIGN_OR_RETURN(auto fr, compute_floor_frame(ctx.store, ctx.include_cached, 1, ctx.bootstrap));
   nlohmann::json j;
   j["method"] =
       "share of disagreeing replicate pairs per item, over every unordered pair of replicates of every item; "
@@ -93,7 +94,7 @@ Result<nlohmann::json> run_majority_floor(AnalysisContext& ctx, const nlohmann::
       j["warnings"].push_back(fmt::format(
           "vote size {} needs at least {} replicates per item (two disjoint vote sets); the store has at most {}", r,
           2 * r, max_reps));
-    NF_ASSIGN_OR_RETURN(auto fr, compute_floor(ctx.rows, r, ctx.bootstrap));
+    NF_ASSIGN_OR_RETURN(auto fr, compute_floor_frame(ctx.store, ctx.include_cached, r, ctx.bootstrap));
     for (const auto& row : fr) j["rows"].push_back(floor_row_to_json(row));
   }
   NF_RETURN_IF_ERROR(add_planned_coverage(j["rows"], ctx));

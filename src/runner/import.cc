@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -58,6 +59,51 @@ Result<ImportSummary> import_long_draws(const std::vector<LongDrawRow>& rows, St
   sum.items = static_cast<int64_t>(item_cluster.size());
   NF_RETURN_IF_ERROR(write_imported(draws, item_cluster, {}, store,
                                     StudyRecord{study_name, "", 0, {{"name", study_name}, {"imported", true}}}));
+  return sum;
+}
+
+Result<ImportSummary> import_long_draws_file(const std::string& path, Store& store, const std::string& study_name) {
+  ImportSummary sum;
+  if (!store.get_study().ok())
+    NF_RETURN_IF_ERROR(
+        store.put_study(StudyRecord{study_name, "", 0, {{"name", study_name}, {"imported", true}}}).status());
+  // item -> cluster: the only state that grows, with the number of items.
+  std::unordered_map<std::string, std::string> item_cluster;
+  NF_ASSIGN_OR_RETURN(auto bulk, store.begin_bulk_import());
+  DrawKey key;
+  Outcome outcome;
+  const Status scanned = for_each_long_draw(path, [&](const LongDrawRow& r, size_t line) -> Status {
+    ++sum.rows;
+    auto [it, inserted] = item_cluster.try_emplace(r.item, r.cluster);
+    if (!inserted && it->second != r.cluster)
+      return InvalidArgument(fmt::format("{}:{}: cluster: item '{}' is given two clusters ('{}' and '{}')", path, line,
+                                         r.item, it->second, r.cluster));
+    key.subject = r.subject;
+    key.item = r.item;
+    key.condition = r.condition;
+    key.config = r.config;
+    key.replicate = r.replicate;
+    outcome.name = r.outcome;
+    outcome.value = r.value;
+    outcome.label = r.label;
+    bool duplicate = false;
+    NF_RETURN_IF_ERROR(bulk->add_outcome(key, r.cluster, outcome, &duplicate));
+    if (duplicate)
+      return InvalidArgument(fmt::format("{}:{}: outcome: duplicate row for (subject={}, item={}, condition={}, "
+                                         "config={}, replicate={}, outcome={}) (first on line {})",
+                                         path, line, r.subject, r.item, r.condition, r.config, r.replicate, r.outcome,
+                                         find_long_draw_line(path, r)));
+    return Status::Ok();
+  });
+  NF_RETURN_IF_ERROR(scanned);
+  std::vector<const std::pair<const std::string, std::string>*> items;
+  items.reserve(item_cluster.size());
+  for (const auto& ic : item_cluster) items.push_back(&ic);
+  std::sort(items.begin(), items.end(), [](auto* a, auto* b) { return a->first < b->first; });
+  for (const auto* ic : items) NF_RETURN_IF_ERROR(bulk->put_item(ic->first, ic->second));
+  NF_RETURN_IF_ERROR(bulk->commit());
+  sum.draws = bulk->draws();
+  sum.items = static_cast<int64_t>(item_cluster.size());
   return sum;
 }
 

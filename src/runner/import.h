@@ -26,6 +26,17 @@ struct ImportSummary {
 Result<ImportSummary> import_long_draws(const std::vector<LongDrawRow>& rows, Store& store,
                                         const std::string& study_name);
 
+/// The streaming form of import_long_draws for `noisefloor import draws FILE`: reads the
+/// long CSV/JSONL at `path` row by row (data/draws_import.h for_each_long_draw) straight
+/// into the store's prepared statements in one transaction (Store::BulkImport), so
+/// memory is bounded by the number of items (their clusters) and the longest record,
+/// never by the number of rows (issue 14). Writes the same store as read_long_draws +
+/// import_long_draws. Errors: every error of read_long_draws ("path:line: column:
+/// problem", duplicates naming both lines), AlreadyExists as import_long_draws,
+/// InvalidArgument "path:line: cluster: ..." if one item is given two clusters. On
+/// error nothing is written but the study record (if the store had none).
+Result<ImportSummary> import_long_draws_file(const std::string& path, Store& store, const std::string& study_name);
+
 /// What `import inspect | lm-eval` wrote, and the notes it has for the user.
 struct HarnessImportSummary {
   int64_t logs = 0, draws = 0, api_errors = 0, items = 0, subjects = 0;

@@ -396,7 +396,8 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
       d.cached = from_cache;
       d.attempts = resp.attempts;
 
-      Status st = options.refresh ? store.replace_draw(d) : store.put_draw_with_cache(d, new_cache);
+      // Group commit: returns once the transaction holding this draw has committed.
+      Status st = options.refresh ? store.replace_draw(d) : store.put_draw_grouped(d, new_cache);
       if (!st.ok() && st.code() != StatusCode::kAlreadyExists) {
         std::lock_guard<std::mutex> lock(mu);
         error = st;

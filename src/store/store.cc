@@ -3,6 +3,8 @@
 // in SQLite's multi-thread mode (SQLITE_OPEN_NOMUTEX): one thread at a time, ensured here.
 #include "store/store.h"
 
+#include "store/group_commit.h"
+
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -577,6 +579,7 @@ Store::Store(std::string path, sqlite3* db)
     : path_(std::move(path)), db_(db), hot_(std::make_unique<HotStatements>()) {}
 
 Store::~Store() {
+  group_.reset();
   hot_.reset();  // finalize the cached statements before closing the connection
   sqlite3_close_v2(db_);
 }
@@ -761,6 +764,31 @@ Status Store::put_draw_with_cache(const Draw& draw, const std::vector<CacheEntry
   return txn.commit();
 }
 
+Status Store::put_draw_group_locked(const std::vector<std::pair<const Draw*, const std::vector<CacheEntry>*>>& group,
+                                    std::vector<Status>* statuses) {
+  WriteTxn txn(db_, "put_draw", path_);
+  NF_RETURN_IF_ERROR(txn.begin());
+  if (!hot_->draw_writer) {
+    NF_ASSIGN_OR_RETURN(DrawWriter w, DrawWriter::prepare(db_, path_));
+    hot_->draw_writer.emplace(std::move(w));
+  }
+  const int64_t now = now_s();
+  statuses->assign(group.size(), Status::Ok());
+  for (size_t i = 0; i < group.size(); ++i) {
+    NF_RETURN_IF_ERROR(exec(db_, "SAVEPOINT draw", "put_draw", path_));
+    Status st = hot_->draw_writer->write(db_, path_, *group[i].first, now);
+    for (size_t c = 0; st.ok() && c < group[i].second->size(); ++c)
+      st = cache_put_locked((*group[i].second)[c].key, (*group[i].second)[c].response, now);
+    if (!st.ok()) {
+      hot_->draw_writer->find.reset();
+      NF_RETURN_IF_ERROR(exec(db_, "ROLLBACK TO draw", "put_draw", path_));
+      (*statuses)[i] = st;
+    }
+    NF_RETURN_IF_ERROR(exec(db_, "RELEASE draw", "put_draw", path_));
+  }
+  return txn.commit();
+}
+
 Status Store::replace_draw(const Draw& draw) {
   std::lock_guard lock(mu_);
   WriteTxn txn(db_, "replace_draw", path_);
@@ -795,6 +823,94 @@ Status Store::put_draws(const std::vector<Draw>& draws) {
   }
   return txn.commit();
 }
+
+// ---- streaming import ----------------------------------------------------------------
+
+struct Store::BulkImport::Impl {
+  std::unique_lock<std::mutex> lock;
+  sqlite3* db;
+  const std::string& path;
+  WriteTxn txn;
+  DrawWriter writer;
+  Stmt outcome, item;
+  int64_t base_id = 0;  // draws with id <= base_id were stored before this import
+  int64_t now = 0;
+  DrawKey last_key;
+  int64_t last_id = -1;
+  Impl(std::unique_lock<std::mutex> l, sqlite3* d, const std::string& p, DrawWriter w, Stmt o, Stmt i)
+      : lock(std::move(l)), db(d), path(p), txn(d, "import", p), writer(std::move(w)), outcome(std::move(o)),
+        item(std::move(i)) {}
+};
+
+Store::BulkImport::BulkImport(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Store::BulkImport::~BulkImport() = default;  // WriteTxn rolls back if not committed
+
+Result<std::unique_ptr<Store::BulkImport>> Store::begin_bulk_import() {
+  std::unique_lock lock(mu_);
+  NF_ASSIGN_OR_RETURN(DrawWriter w, DrawWriter::prepare(db_, path_));
+  NF_ASSIGN_OR_RETURN(Stmt outcome, Stmt::prepare(db_,
+      "INSERT OR IGNORE INTO outcomes(draw_id, name, value, label) VALUES(?1, ?2, ?3, ?4)", "import: outcome",
+      path_));
+  NF_ASSIGN_OR_RETURN(Stmt item, Stmt::prepare(db_,
+      "INSERT INTO items(item, cluster, data) VALUES(?1, ?2, ?3) ON CONFLICT(item) DO UPDATE "
+      "SET cluster = excluded.cluster, data = excluded.data", "import: item", path_));
+  auto impl = std::make_unique<BulkImport::Impl>(std::move(lock), db_, path_, std::move(w), std::move(outcome),
+                                                 std::move(item));
+  NF_RETURN_IF_ERROR(impl->txn.begin());
+  {
+    NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_, "SELECT coalesce(max(id), 0) FROM draws", "import", path_));
+    NF_ASSIGN_OR_RETURN(bool row, q.step());
+    impl->base_id = row ? q.int64(0) : 0;
+  }
+  impl->now = now_s();
+  return std::unique_ptr<BulkImport>(new BulkImport(std::move(impl)));
+}
+
+Status Store::BulkImport::add_outcome(const DrawKey& key, const std::string& cluster, const Outcome& o,
+                                      bool* duplicate) {
+  Impl& m = *impl_;
+  *duplicate = false;
+  if (std::isnan(o.value))
+    return InvalidArgument(fmt::format("store {}: import {}: outcome '{}' has value NaN", m.path, key.to_string(), o.name));
+  if (m.last_id < 0 || key.replicate != m.last_key.replicate || key.item != m.last_key.item ||
+      key.subject != m.last_key.subject || key.condition != m.last_key.condition || key.config != m.last_key.config) {
+    Stmt& find = m.writer.find;
+    find.reset();
+    find.bind(1, key.subject).bind(2, key.item).bind(3, key.condition).bind(4, key.config).bind(5, key.replicate);
+    NF_ASSIGN_OR_RETURN(bool exists, find.step());
+    const int64_t id = exists ? find.int64(0) : -1;
+    find.reset();
+    if (exists && id > m.base_id) {
+      m.last_id = id;  // a draw of this import, seen on an earlier row
+    } else {
+      Draw d;
+      d.key = key;
+      d.cluster = cluster;
+      d.status = DrawStatus::kOk;
+      d.extra = {{"imported", true}};
+      // Refuses a draw stored before with status ok etc.; replaces an api_error one.
+      NF_RETURN_IF_ERROR(m.writer.write(m.db, m.path, d, m.now));
+      m.last_id = sqlite3_last_insert_rowid(m.db);
+      ++draws_;
+    }
+    m.last_key = key;
+  }
+  m.outcome.reset();
+  m.outcome.bind(1, m.last_id).bind(2, o.name).bind(3, o.value).bind(4, o.label);
+  NF_RETURN_IF_ERROR(m.outcome.run());
+  if (sqlite3_changes(m.db) == 0) *duplicate = true;
+  return Status::Ok();
+}
+
+Status Store::BulkImport::put_item(const std::string& id, const std::string& cluster) {
+  Impl& m = *impl_;
+  static const std::string kData = dump_json(json{{"imported", true}});
+  m.item.reset();
+  m.item.bind(1, id).bind(2, cluster.empty() ? id : cluster).bind(3, kData);
+  return m.item.run();
+}
+
+Status Store::BulkImport::commit() { return impl_->txn.commit(); }
 
 Result<std::optional<json>> Store::cache_get(const std::string& key) {
   std::lock_guard lock(mu_);
@@ -835,34 +951,7 @@ Status Store::cache_put_locked(const std::string& key, const json& response, int
   return st;
 }
 
-Result<std::vector<OutcomeRow>> Store::outcome_rows(bool include_cached) {
-  std::lock_guard lock(mu_);
-  // draws_by_cell serves WHERE status = 'ok' and the (subject, config, condition) prefix
-  // of the order; SQLite sorts only the right part (outcome, item, replicate) per cell.
-  NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
-      "SELECT d.subject, d.config, d.condition, d.item, d.cluster, d.replicate, o.name, o.value, o.label "
-      "FROM draws d INDEXED BY draws_by_cell JOIN outcomes o ON o.draw_id = d.id "
-      "WHERE d.status = 'ok' AND (?1 OR d.cached = 0) "
-      "ORDER BY d.subject, d.config, d.condition, o.name, d.item, d.replicate",
-      "outcome_rows", path_));
-  q.bind(1, include_cached ? 1 : 0);
-  std::vector<OutcomeRow> rows;
-  for (;;) {
-    NF_ASSIGN_OR_RETURN(bool row, q.step());
-    if (!row) break;
-    OutcomeRow& r = rows.emplace_back();
-    r.subject = q.text(0);
-    r.config = q.text(1);
-    r.condition = q.text(2);
-    r.item = q.text(3);
-    r.cluster = q.text(4);
-    r.replicate = static_cast<int>(q.int64(5));
-    r.outcome = q.text(6);
-    r.value = q.dbl(7);
-    r.label = q.text(8);
-  }
-  return rows;
-}
+// Store::outcome_rows is in outcome_frame.cc (built on the integer-coded scan).
 
 Result<std::vector<StatusCount>> Store::status_counts() {
   std::lock_guard lock(mu_);

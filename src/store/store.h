@@ -40,6 +40,33 @@ struct OutcomeRow {
   std::string label;
 };
 
+/// The string dictionaries of an integer-coded outcome scan: code -> string, one per
+/// key column, codes in first-seen order (not sorted).
+struct OutcomeDictionaries {
+  std::vector<std::string> subjects, configs, conditions, items, clusters, outcomes, labels;
+};
+
+/// One ok draw's outcome with every key as a dictionary code (OutcomeDictionaries).
+/// `cluster` is the draw's cluster, or the item's name when the draw has none (as
+/// compute_floor reads it; `cluster_given` is then false).
+struct OutcomeCodes {
+  uint32_t subject = 0, config = 0, condition = 0, item = 0, cluster = 0, outcome = 0, label = 0;
+  int32_t replicate = 0;
+  double value = 0.0;
+  bool cluster_given = true;
+};
+
+/// The ok outcomes as integer-coded columns plus the dictionaries (issue 14): 41 bytes
+/// per outcome and one string per distinct key, instead of six strings per outcome.
+struct OutcomeFrame {
+  OutcomeDictionaries dict;
+  std::vector<uint32_t> subject, config, condition, item, cluster, outcome, label;
+  std::vector<int32_t> replicate;
+  std::vector<double> value;
+  std::vector<uint8_t> cluster_given;
+  size_t size() const { return value.size(); }
+};
+
 /// Draw counts per (subject, config, condition, status) for reports.
 struct StatusCount {
   std::string subject, config, condition, status;
@@ -131,6 +158,15 @@ class Store {
   /// entry with an existing key is overwritten. Errors as put_draw; nothing is written
   /// on error.
   Status put_draw_with_cache(const Draw& draw, const std::vector<CacheEntry>& cache);
+  /// put_draw_with_cache with group commit (issue 14 item 5): the calling thread's draw
+  /// joins the draws other threads are committing at the same moment; one of the waiting
+  /// threads writes the whole group in one transaction (each draw under its own
+  /// savepoint, so one draw's error leaves the others) and every caller returns only
+  /// after the transaction holding its draw has committed. No timer: a group is whatever
+  /// arrived while the previous commit ran, so a lone thread commits at once. Returns this
+  /// draw's own status (errors as put_draw_with_cache; a failed COMMIT fails the group).
+  /// A SIGKILL loses only draws whose call has not returned.
+  Status put_draw_grouped(const Draw& draw, const std::vector<CacheEntry>& cache);
   /// Writes one draw, replacing any stored draw with the same key (whatever its status)
   /// and its outcomes, in a single transaction (`run --refresh`). Judgments of the
   /// replaced draw are deleted with it (they judged an answer that no longer exists; the
@@ -139,6 +175,41 @@ class Store {
   /// Writes many draws in one transaction (imports). Same rules as put_draw.
   Status put_draws(const std::vector<Draw>& draws);
 
+  /// A streaming import of ok draws given outcome by outcome (`noisefloor import draws`
+  /// of a long file of any size; issue 14): memory does not grow with the number of
+  /// rows. It holds the store's lock and one write transaction from begin_bulk_import()
+  /// until commit(): all or nothing (destroying it uncommitted rolls back). Call no other
+  /// Store method while one is alive (the lock is held).
+  class BulkImport {
+   public:
+    ~BulkImport();
+    BulkImport(const BulkImport&) = delete;
+    BulkImport& operator=(const BulkImport&) = delete;
+    /// Adds outcome `o` to the ok draw `key` (stored on first sight with `cluster`,
+    /// status ok and extra {"imported": true}; rows of one draw need not be adjacent, but
+    /// adjacent rows are fastest). `*duplicate` is set true (and nothing written) when
+    /// this import already gave the draw an outcome of that name. Errors: AlreadyExists
+    /// if the draw was stored before this import with a status other than api_error (an
+    /// api_error draw is replaced, as put_draw does); InvalidArgument for a negative
+    /// replicate or a NaN value; DataLoss on a write failure.
+    Status add_outcome(const DrawKey& key, const std::string& cluster, const Outcome& o, bool* duplicate);
+    /// Upserts an item with its cluster and data {"imported": true}, as put_item.
+    Status put_item(const std::string& id, const std::string& cluster);
+    /// Commits everything added. After an error from any call, do not commit.
+    Status commit();
+    /// Draws this import created so far.
+    int64_t draws() const { return draws_; }
+
+   private:
+    friend class Store;
+    struct Impl;
+    explicit BulkImport(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+    int64_t draws_ = 0;
+  };
+  /// Starts a BulkImport (BEGIN IMMEDIATE). Errors: DataLoss / Unavailable from SQLite.
+  Result<std::unique_ptr<BulkImport>> begin_bulk_import();
+
   /// The response cache. Keys must include the replicate index (runner/cache_key.h).
   Result<std::optional<nlohmann::json>> cache_get(const std::string& key);
   Status cache_put(const std::string& key, const nlohmann::json& response);
@@ -146,6 +217,14 @@ class Store {
   /// Every outcome of every ok draw, ordered by subject, config, condition, outcome,
   /// item, replicate. `include_cached` = false leaves out draws served from the cache.
   Result<std::vector<OutcomeRow>> outcome_rows(bool include_cached = true);
+  /// Streams every outcome of every ok draw (in storage order, NOT sorted) as integer
+  /// codes, growing `dict` with each new string (src/store/outcome_frame.cc). Memory is
+  /// the dictionaries only; `include_cached` as outcome_rows. Errors: DataLoss on a
+  /// read failure.
+  Status scan_outcome_codes(bool include_cached, OutcomeDictionaries* dict,
+                            const std::function<void(const OutcomeCodes&)>& fn);
+  /// scan_outcome_codes collected into columns (rows in storage order).
+  Result<OutcomeFrame> outcome_frame(bool include_cached = true);
   /// Draw counts by status.
   Result<std::vector<StatusCount>> status_counts();
   /// Calls fn(subject, config, status, content) for every stored draw that is not an
@@ -225,6 +304,9 @@ class Store {
   Store(std::string path, sqlite3* db);
   Status migrate();
   Status put_draw_locked(const Draw& draw);
+  // One transaction for a group of draws (caller holds mu_); per-draw statuses.
+  Status put_draw_group_locked(const std::vector<std::pair<const Draw*, const std::vector<CacheEntry>*>>& group,
+                               std::vector<Status>* statuses);
   Status cache_put_locked(const std::string& key, const nlohmann::json& response, int64_t now);
 
   std::string path_;
@@ -234,6 +316,9 @@ class Store {
   // prepared on first use and reused under mu_ (store.cc). Finalized before close.
   struct HotStatements;
   std::unique_ptr<HotStatements> hot_;
+  // Group commit queue (put_draw_grouped; store/group_commit.cc).
+  struct GroupCommit;
+  std::unique_ptr<GroupCommit> group_;
 };
 
 }  // namespace nf

@@ -1,0 +1,118 @@
+#!/usr/bin/python3
+"""`noisefloor run` end to end (store commit included) against `wrk`, on the same
+zero-latency `noisefloor serve-sim`, in one run (issue 14 item 5).
+
+    NOISEFLOOR_DATA=../shared/data /usr/bin/python3 bench/run_vs_wrk.py build/ci/noisefloor \
+        [--draws 10000] [--concurrency 16] [--seconds 5]
+
+1. starts `noisefloor serve-sim --port 0` (one server for both clients);
+2. `wrk -t2 -c<concurrency> -d<seconds>s` POSTs one MCQ chat request (a Lua script sets
+   method, body, header) to /v1/chat/completions: the server's limit on this box;
+3. `noisefloor run` of a MedQA study (1,000 items x replicates = --draws, temperature 0.7,
+   concurrency <concurrency>, no response cache) into a fresh store: draws/s over the
+   whole process (start, plan, requests, parsing, group-committed store writes) and the
+   client's CPU (user + system from wait4) per draw.
+Prints both rates and noisefloor's share of wrk's. wrk is Debian's `wrk` (apt-get install
+wrk); it is a bench-only dependency.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("noisefloor")
+    ap.add_argument("--draws", type=int, default=10000)
+    ap.add_argument("--concurrency", type=int, default=16)
+    ap.add_argument("--seconds", type=int, default=5)
+    args = ap.parse_args()
+    if shutil.which("wrk") is None:
+        sys.exit("wrk not found: apt-get install wrk")
+    data = os.environ.get("NOISEFLOOR_DATA")
+    if not data:
+        sys.exit("set NOISEFLOOR_DATA (the MedQA test set is read from it)")
+    nf = os.path.abspath(args.noisefloor)
+    work = tempfile.mkdtemp(prefix="nf-wrk-bench-")
+    sim = subprocess.Popen([nf, "serve-sim", "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                           text=True)
+    try:
+        line = sim.stdout.readline()
+        m = re.search(r"(http://\S+)", line)
+        if not m:
+            sys.exit(f"serve-sim did not say where it listens: {line!r}")
+        base = m.group(1).rstrip("/")
+        body = json.dumps({"model": "sim-mcq-1", "temperature": 0.7, "seed": 1, "max_tokens": 64, "messages": [
+            {"role": "user", "content": "A 45-year-old man has chest pain. Which is the next step?\n"
+                                        "A. ECG\nB. CT\nC. Discharge\nD. Aspirin\n"
+                                        "Answer with the letter in <answer></answer>."}]})
+        lua = os.path.join(work, "post.lua")
+        with open(lua, "w") as f:
+            f.write('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n'
+                    f"wrk.body = {json.dumps(body)}\n")
+        out = subprocess.run(["wrk", "-t2", f"-c{args.concurrency}", f"-d{args.seconds}s", "-s", lua,
+                              base + "/chat/completions"], capture_output=True, text=True, check=True).stdout
+        wrk_rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+        non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+        if non2xx:
+            sys.exit(f"wrk got {non2xx.group(1)} error responses:\n{out}")
+
+        items = 1000
+        reps = max(1, args.draws // items)
+        study = os.path.join(work, "study.yaml")
+        with open(study, "w") as f:
+            f.write(f"""name: wrk-bench
+seed: 1
+task: mcq
+dataset:
+  format: medqa
+  path: {data}/medqa/medqa_usmle_4options_test.jsonl
+  limit: {items}
+  id_field: realidx
+subjects:
+  - name: sim
+    backend: openai
+    model: sim-mcq-1
+    base_url: {base}
+    concurrency: {args.concurrency}
+conditions: [none]
+configs:
+  temperature: [0.7]
+replicates: {reps}
+analyses:
+  floor: {{}}
+""")
+        store = os.path.join(work, "run.sqlite")
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([nf, "run", study, "--store", store, "--quiet", "--no-cache"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        err = proc.stderr.read()
+        _, status, ru = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        if os.waitstatus_to_exitcode(status) != 0:
+            sys.exit(f"noisefloor run failed:\n{err}")
+        draws = items * reps
+        stored = subprocess.run(["sqlite3", store, "SELECT count(*) FROM draws WHERE status = 'ok'"],
+                                capture_output=True, text=True).stdout.strip() if shutil.which("sqlite3") else "?"
+        cpu_us = (ru.ru_utime + ru.ru_stime) / draws * 1e6
+        nf_rate = draws / wall
+        print(f"wrk (-c{args.concurrency}, {args.seconds} s)          : {wrk_rps:9.0f} requests/s")
+        print(f"noisefloor run (concurrency {args.concurrency}): {nf_rate:9.0f} draws/s end to end "
+              f"({draws} draws, {stored} stored ok, {wall:.2f} s, store included)")
+        print(f"client CPU per draw                : {cpu_us:9.1f} us (user {ru.ru_utime / draws * 1e6:.1f} + "
+              f"system {ru.ru_stime / draws * 1e6:.1f})")
+        print(f"noisefloor / wrk                   : {100 * nf_rate / wrk_rps:9.1f} %")
+    finally:
+        sim.terminate()
+        sim.wait()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

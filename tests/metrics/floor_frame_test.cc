@@ -1,0 +1,179 @@
+// compute_floor_frame (metrics/floor_frame.h, issue 14) must give exactly compute_floor's
+// FloorRow values: on the imported FairMedAgent model-A draws (the published floor,
+// seed 000 §IV.A) and on synthetic stores with several cells, categorical values, ties
+// (even vote sizes), missing clusters, inconsistent clusters, cached and failed draws;
+// and the closed-form majority count must equal the enumeration on random items.
+#include "metrics/floor_frame.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+
+#include "common/test_data.h"
+#include "metrics/floor.h"
+#include "runner/import.h"
+#include "store/store.h"
+#include "util/rng.h"
+
+namespace nf {
+namespace {
+
+namespace fs = std::filesystem;
+
+void expect_same_double(double a, double b, const std::string& what) {
+  if (std::isnan(a) || std::isnan(b)) {
+    EXPECT_TRUE(std::isnan(a) && std::isnan(b)) << what << ": " << a << " vs " << b;
+  } else {
+    EXPECT_EQ(a, b) << what;
+  }
+}
+
+void expect_same_rows(const std::vector<FloorRow>& a, const std::vector<FloorRow>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::string w = a[i].subject + "|" + a[i].config + "|" + a[i].condition + "|" + a[i].outcome;
+    EXPECT_EQ(a[i].subject, b[i].subject) << i;
+    EXPECT_EQ(a[i].config, b[i].config) << i;
+    EXPECT_EQ(a[i].condition, b[i].condition) << i;
+    EXPECT_EQ(a[i].outcome, b[i].outcome) << i;
+    EXPECT_EQ(a[i].vote_size, b[i].vote_size) << w;
+    EXPECT_EQ(a[i].discordant, b[i].discordant) << w;
+    EXPECT_EQ(a[i].comparisons, b[i].comparisons) << w;
+    EXPECT_EQ(a[i].items, b[i].items) << w;
+    EXPECT_EQ(a[i].unanimous_cells, b[i].unanimous_cells) << w;
+    EXPECT_EQ(a[i].clusters, b[i].clusters) << w;
+    expect_same_double(a[i].rate, b[i].rate, w + " rate");
+    expect_same_double(a[i].ci_low, b[i].ci_low, w + " ci_low");
+    expect_same_double(a[i].ci_high, b[i].ci_high, w + " ci_high");
+    expect_same_double(a[i].wilson_low, b[i].wilson_low, w + " wilson_low");
+    expect_same_double(a[i].wilson_high, b[i].wilson_high, w + " wilson_high");
+  }
+}
+
+// compute_floor on outcome_rows vs both frame paths, for each vote size and both
+// include_cached settings.
+void expect_frame_equals_rows(Store& store, const std::vector<int>& vote_sizes) {
+  const BootstrapOptions boot{300, 11, 0.9};
+  for (bool cached : {true, false}) {
+    auto rows = store.outcome_rows(cached);
+    ASSERT_TRUE(rows.ok()) << rows.status().to_string();
+    auto frame = store.outcome_frame(cached);
+    ASSERT_TRUE(frame.ok()) << frame.status().to_string();
+    ASSERT_EQ(frame->size(), rows->size());
+    for (int v : vote_sizes) {
+      SCOPED_TRACE("vote size " + std::to_string(v) + (cached ? " with cached" : " without cached"));
+      auto want = compute_floor(*rows, v, boot);
+      auto got = compute_floor_frame(store, cached, v, boot);
+      auto got2 = compute_floor_frame(*frame, v, boot);
+      ASSERT_EQ(want.ok(), got.ok()) << (want.ok() ? got.status().to_string() : want.status().to_string());
+      ASSERT_EQ(want.ok(), got2.ok());
+      if (!want.ok()) {
+        EXPECT_EQ(want.status().to_string(), got.status().to_string());
+        EXPECT_EQ(want.status().to_string(), got2.status().to_string());
+        continue;
+      }
+      ASSERT_FALSE(want->empty());
+      expect_same_rows(*want, *got);
+      expect_same_rows(*want, *got2);
+    }
+  }
+  auto most = max_item_replicates(store, true);
+  ASSERT_TRUE(most.ok());
+  auto rows = store.outcome_rows(true);
+  std::map<std::string, int> count;
+  int want = 0;
+  for (const auto& o : *rows)
+    want = std::max(want, ++count[o.subject + "|" + o.config + "|" + o.condition + "|" + o.item + "|" + o.outcome]);
+  EXPECT_EQ(*most, want);
+}
+
+TEST(FloorFrame, FairMedAgentModelAImportedEqualsComputeFloor) {
+  testing::TempDir dir;
+  const std::string csv = (fs::path(dir.path()) / "model_a.csv").string();
+  testing::write_text(csv, testing::fairmedagent_model_a_csv());
+  auto store = Store::open((fs::path(dir.path()) / "a.sqlite").string());
+  ASSERT_TRUE(store.ok());
+  auto sum = import_long_draws_file(csv, **store, "fma");
+  ASSERT_TRUE(sum.ok()) << sum.status().to_string();
+  expect_frame_equals_rows(**store, {1, 2, 3, 5});
+  // And it is the published floor (seed 000 §IV.A): pooled 374 / 4320.
+  auto fr = compute_floor_frame(**store, true, 1, {200, 7, 0.95});
+  ASSERT_TRUE(fr.ok());
+  EXPECT_EQ(fr->back().outcome, "pooled");
+  EXPECT_EQ(fr->back().discordant, 374);
+  EXPECT_EQ(fr->back().comparisons, 4320);
+}
+
+TEST(FloorFrame, SyntheticStoresEqualComputeFloor) {
+  for (uint64_t seed : {1u, 2u, 3u}) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    testing::TempDir dir;
+    auto store = Store::open((fs::path(dir.path()) / "s.sqlite").string());
+    ASSERT_TRUE(store.ok());
+    Rng rng(seed);
+    for (const char* subject : {"zeta", "alpha"})
+      for (const char* config : {"t=0.7", "t=0"})
+        for (const char* condition : {"shuffle", "none"})
+          for (int item = 0; item < 25; ++item) {
+            const int reps = 1 + static_cast<int>(rng.uniform_int(9));  // 1..9 replicates
+            for (int r = 0; r < reps; ++r) {
+              Draw d;
+              d.key = {subject, "q" + std::to_string(item * 7 % 25), condition, config, r};
+              // Some items without a cluster (-> the item), one with a cluster that changes
+              // over replicates (compute_floor keeps the last), the rest in 6 clusters.
+              d.cluster = item % 5 == 0 ? "" : item == 3 ? std::string(r % 2 ? "zz" : "aa") : "c" + std::to_string(item % 6);
+              d.status = rng.uniform_int(15) == 0 ? DrawStatus::kParseError : DrawStatus::kOk;
+              d.cached = rng.uniform_int(4) == 0;
+              const double p = static_cast<double>(item % 4) / 4.0;
+              d.outcomes = {{"correct", rng.uniform() < p ? 1.0 : 0.0, ""},
+                            {"choice", static_cast<double>(rng.uniform_int(item % 3 + 1)), ""},
+                            {"sign", rng.uniform() < 0.5 ? -0.0 : 0.0, ""}};  // -0 == 0: one category
+              if (item % 4 == 1) d.outcomes.push_back({"score", rng.uniform() < 0.2 ? 0.5 : 0.25, ""});
+              ASSERT_TRUE((*store)->put_draw(d).ok());
+            }
+          }
+    expect_frame_equals_rows(**store, {1, 2, 3, 4});
+  }
+}
+
+TEST(FloorFrame, TooManyReplicatesGivesTheSameError) {
+  testing::TempDir dir;
+  auto store = Store::open((fs::path(dir.path()) / "s.sqlite").string());
+  ASSERT_TRUE(store.ok());
+  for (int r = 0; r < 64; ++r) {
+    Draw d;
+    d.key = {"m", "q", "none", "default", r};
+    d.cluster = "q";
+    d.outcomes = {{"correct", static_cast<double>(r % 2), ""}};
+    ASSERT_TRUE((*store)->put_draw(d).ok());
+  }
+  auto got = compute_floor_frame(**store, true, 3, {100, 1, 0.95});
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().code(), StatusCode::kFailedPrecondition);
+  expect_frame_equals_rows(**store, {1, 3});
+}
+
+TEST(FloorFrame, ClosedFormMajorityEqualsEnumeration) {
+  Rng rng(99);
+  for (int trial = 0; trial < 400; ++trial) {
+    const int n = static_cast<int>(rng.uniform_int(15));
+    const int cats = 1 + static_cast<int>(rng.uniform_int(4));
+    std::vector<double> values(n);
+    std::vector<int> counts(cats);
+    for (auto& v : values) {
+      const int c = static_cast<int>(rng.uniform_int(cats));
+      v = c;
+      ++counts[c];
+    }
+    for (int k = 1; 2 * k <= n; ++k) {
+      auto want = majority_vote_disagreement(values, k);
+      ASSERT_TRUE(want.ok());
+      EXPECT_EQ(majority_vote_disagreement_counts(counts, k), *want) << "n=" << n << " k=" << k;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace nf

@@ -1,0 +1,169 @@
+// Streaming long-format import (issue 14 item 2): import_long_draws_file writes exactly
+// what read_long_draws + import_long_draws write, for CSV and JSONL, with the rows of a
+// draw scattered over the file; and its errors name file, line and column as before.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "common/test_data.h"
+#include "data/draws_import.h"
+#include "runner/import.h"
+#include "store/store.h"
+
+namespace nf {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+std::string write(const testing::TempDir& dir, const std::string& name, const std::string& text) {
+  const std::string p = (fs::path(dir.path()) / name).string();
+  std::ofstream(p, std::ios::binary) << text;
+  return p;
+}
+
+std::vector<std::string> dump(Store& s) {
+  std::vector<std::string> out;
+  auto rows = s.outcome_rows();
+  EXPECT_TRUE(rows.ok());
+  for (const auto& r : *rows)
+    out.push_back(r.subject + "|" + r.config + "|" + r.condition + "|" + r.item + "|" + r.cluster + "|" +
+                  std::to_string(r.replicate) + "|" + r.outcome + "|" + std::to_string(r.value) + "|" + r.label);
+  auto items = s.items();
+  EXPECT_TRUE(items.ok());
+  for (const auto& i : *items) out.push_back("item " + i.item + " " + i.cluster + " " + i.data.dump());
+  auto n = s.draw_count();
+  out.push_back("draws " + std::to_string(n.ok() ? *n : -1));
+  return out;
+}
+
+// Rows of one draw are not adjacent (q1 rep 0 comes back after q2), values of every kind.
+const char* kCsv =
+    "subject,item,cluster,condition,config,replicate,outcome,value,label\n"
+    "m1,q1,c1,none,default,0,correct,1,\n"
+    "m1,q2,,none,default,0,correct,0,\n"
+    "m1,q1,c1,none,default,0,answer,B,\n"
+    "m1,q1,c1,none,default,1,answer,C,\n"
+    "m1,q1,c1,none,default,1,correct,false,\n"
+    "m2,q2,,swap,t=0.7,3,score,0.25,x\n"
+    "m1,q2,,none,default,0,answer,B,\n";
+
+void expect_same_as_in_memory(const std::string& file) {
+  testing::TempDir dir;
+  auto a = Store::open((fs::path(dir.path()) / "a.sqlite").string());
+  auto b = Store::open((fs::path(dir.path()) / "b.sqlite").string());
+  ASSERT_TRUE(a.ok() && b.ok());
+  auto rows = read_long_draws(file);
+  ASSERT_TRUE(rows.ok()) << rows.status().to_string();
+  auto sa = import_long_draws(*rows, **a, "s");
+  ASSERT_TRUE(sa.ok()) << sa.status().to_string();
+  auto sb = import_long_draws_file(file, **b, "s");
+  ASSERT_TRUE(sb.ok()) << sb.status().to_string();
+  EXPECT_EQ(sa->rows, sb->rows);
+  EXPECT_EQ(sa->draws, sb->draws);
+  EXPECT_EQ(sa->items, sb->items);
+  EXPECT_EQ(dump(**a), dump(**b));
+  auto st = (*b)->get_study();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->name, "s");
+}
+
+TEST(StreamingImport, CsvWritesWhatTheInMemoryImportWrites) {
+  testing::TempDir dir;
+  expect_same_as_in_memory(write(dir, "d.csv", kCsv));
+}
+
+TEST(StreamingImport, JsonlWritesWhatTheInMemoryImportWrites) {
+  testing::TempDir dir;
+  expect_same_as_in_memory(write(
+      dir, "d.jsonl",
+      "{\"subject\":\"m1\",\"item\":\"q1\",\"cluster\":\"c1\",\"condition\":\"none\",\"config\":\"d\",\"replicate\":0,"
+      "\"outcome\":\"correct\",\"value\":true}\n"
+      "{\"subject\":\"m1\",\"item\":\"q1\",\"condition\":\"none\",\"config\":\"d\",\"replicate\":1,\"cluster\":\"c1\","
+      "\"outcomes\":[{\"name\":\"correct\",\"value\":0},{\"name\":\"choice\",\"value\":2,\"label\":\"C\"}]}\n"
+      "{\"subject\":\"m1\",\"item\":\"q1\",\"cluster\":\"c1\",\"condition\":\"none\",\"config\":\"d\",\"replicate\":0,"
+      "\"outcome\":\"choice\",\"value\":\"B\"}\n"));
+}
+
+TEST(StreamingImport, ManyRowsInOneTransaction) {
+  testing::TempDir dir;
+  std::string text = "subject,item,cluster,condition,config,replicate,outcome,value\n";
+  for (int i = 0; i < 300; ++i)
+    for (int r = 0; r < 4; ++r)
+      for (int o = 0; o < 3; ++o)
+        text += "m,i" + std::to_string(i) + ",c" + std::to_string(i / 10) + ",none,default," + std::to_string(r) +
+                ",o" + std::to_string(o) + "," + std::to_string((i + r + o) % 2) + "\n";
+  expect_same_as_in_memory(write(dir, "big.csv", text));
+}
+
+TEST(StreamingImport, NonAdjacentDuplicateNamesBothLines) {
+  testing::TempDir dir;
+  const std::string p = write(dir, "dup.csv",
+                              "subject,item,cluster,condition,config,replicate,outcome,value\n"
+                              "m,q,,n,d,0,o,1\n"
+                              "m,q,,n,d,1,o,1\n"
+                              "m,q,,n,d,0,o,0\n");
+  auto s = Store::open((fs::path(dir.path()) / "s.sqlite").string());
+  ASSERT_TRUE(s.ok());
+  auto r = import_long_draws_file(p, **s, "s");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(),
+              HasSubstr(p + ":4: outcome: duplicate row for (subject=m, item=q, condition=n, config=d, replicate=0, "
+                            "outcome=o) (first on line 2)"));
+  EXPECT_EQ(*(*s)->draw_count(), 0);  // all or nothing
+}
+
+TEST(StreamingImport, ErrorsNameFileLineAndColumnAndWriteNothing) {
+  testing::TempDir dir;
+  auto s = Store::open((fs::path(dir.path()) / "s.sqlite").string());
+  ASSERT_TRUE(s.ok());
+  const std::string bad_rep = write(dir, "rep.csv",
+                                    "value,outcome,replicate,config,condition,item,subject\n"
+                                    "1,o,0,d,n,q,m\n"
+                                    "1,o,x,d,n,q,m\n");
+  auto r = import_long_draws_file(bad_rep, **s, "s");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr(bad_rep + ":3: replicate: expected a non-negative integer, got 'x'"));
+  const std::string two = write(dir, "two.csv",
+                                "subject,item,cluster,condition,config,replicate,outcome,value\n"
+                                "m,q,c1,n,d,0,o,1\n"
+                                "m,q,c2,n,d,1,o,1\n");
+  r = import_long_draws_file(two, **s, "s");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr(two + ":3: cluster: item 'q' is given two clusters ('c1' and 'c2')"));
+  EXPECT_EQ(*(*s)->draw_count(), 0);
+  auto items = (*s)->items();
+  ASSERT_TRUE(items.ok());
+  EXPECT_TRUE(items->empty());
+}
+
+TEST(StreamingImport, ReimportIsRefusedAndAnApiErrorDrawIsReplaced) {
+  testing::TempDir dir;
+  auto s = Store::open((fs::path(dir.path()) / "s.sqlite").string());
+  ASSERT_TRUE(s.ok());
+  Draw failed;
+  failed.key = {"m1", "q1", "none", "default", 1};
+  failed.cluster = "c1";
+  failed.status = DrawStatus::kApiError;
+  ASSERT_TRUE((*s)->put_draw(failed).ok());
+  const std::string p = write(dir, "d.csv", kCsv);
+  auto first = import_long_draws_file(p, **s, "s");
+  ASSERT_TRUE(first.ok()) << first.status().to_string();
+  EXPECT_EQ(first->draws, 4);
+  EXPECT_EQ(*(*s)->draw_count(), 4);  // the api_error draw was replaced by the imported one
+  auto d = (*s)->get_draw(failed.key);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->status, DrawStatus::kOk);
+  EXPECT_EQ(d->outcomes.size(), 2u);
+  auto again = import_long_draws_file(p, **s, "s");
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(*(*s)->draw_count(), 4);
+}
+
+}  // namespace
+}  // namespace nf
