@@ -103,7 +103,6 @@ Result<nlohmann::json> analyze_store(Store& store, const AnalyzeOptions& options
     if (n_judgments > 0 && !human_labels.empty() && !listed("human_validity"))
       analyses.push_back({"human_validity", nlohmann::json::object()});
   }
-  NF_ASSIGN_OR_RETURN(auto rows, store.outcome_rows(options.include_cached));
   // Option probabilities (issue 6 item 7): whenever a subject of the study asked for
   // logprobs (left out when none of their draws has option probabilities).
   bool option_probs_auto = false;
@@ -116,7 +115,7 @@ Result<nlohmann::json> analyze_store(Store& store, const AnalyzeOptions& options
         break;
       }
 
-  AnalysisContext ctx{store, rows, options.bootstrap};
+  AnalysisContext ctx(store, options.bootstrap);
   ctx.has_study = study.ok();
   if (study.ok()) ctx.study = *study;
   ctx.include_cached = options.include_cached;

@@ -40,7 +40,8 @@ Result<nlohmann::json> run_bbq_bias(AnalysisContext& ctx, const nlohmann::json& 
   }
   // (subject, config, condition) -> item -> (replicate, original letter)
   std::map<std::tuple<std::string, std::string, std::string>, std::map<std::string, std::pair<int, std::string>>> cells;
-  for (const auto& r : ctx.rows) {
+  NF_ASSIGN_OR_RETURN(const auto* all_rows, ctx.rows());
+  for (const auto& r : *all_rows) {
     if (r.outcome != "choice") continue;
     auto& m = cells[{r.subject, r.config, r.condition}];
     auto it = m.find(r.item);

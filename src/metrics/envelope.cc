@@ -685,14 +685,15 @@ Result<nlohmann::json> run_envelope(AnalysisContext& ctx, const nlohmann::json& 
       "orderings, tau_R (mean Kendall tau-b), total-order mismatch vs 1 - 1/k!, reachable orderings; Type-II "
       "ANOVA shares and per-axis omega^2 on the free-form slice; configuration bootstrap; parse-clean rerun";
   j["source"] = "seed 003 §4, §5, App. D, F, V";
-  if (ctx.rows.empty()) {
+  NF_ASSIGN_OR_RETURN(const std::vector<OutcomeRow>* all_rows, ctx.rows());
+  if (all_rows->empty()) {
     j["skipped"] = "the store holds no outcome rows";
     return j;
   }
   if (o.outcome.empty() && !o.scoring_paths.empty()) o.outcome = o.scoring_paths.begin()->second;
   if (o.outcome.empty()) {
     std::set<std::string> outcomes;
-    for (const auto& r : ctx.rows) outcomes.insert(r.outcome);
+    for (const auto& r : *all_rows) outcomes.insert(r.outcome);
     if (outcomes.size() == 1) o.outcome = *outcomes.begin();
     else if (outcomes.count("correct")) o.outcome = "correct";
     else
@@ -700,7 +701,7 @@ Result<nlohmann::json> run_envelope(AnalysisContext& ctx, const nlohmann::json& 
                                          fmt::join(outcomes, ", ")));
   }
   NF_ASSIGN_OR_RETURN(auto counts, ctx.store.status_counts());
-  const std::vector<OutcomeRow>* rows = &ctx.rows;
+  const std::vector<OutcomeRow>* rows = all_rows;
   std::vector<OutcomeRow> pooled;
   if (!o.pool_axes.empty()) {  // drop the pooled axes from every configuration id
     auto strip = [&](const std::string& config) {
@@ -712,7 +713,7 @@ Result<nlohmann::json> run_envelope(AnalysisContext& ctx, const nlohmann::json& 
       }
       return out.empty() ? std::string("default") : out;
     };
-    pooled = ctx.rows;
+    pooled = *all_rows;
     for (auto& r : pooled) r.config = strip(r.config);
     for (auto& c : counts) c.config = strip(c.config);
     rows = &pooled;

@@ -118,6 +118,28 @@ Result<std::pair<int64_t, int64_t>> majority_vote_disagreement(const std::vector
   return std::pair<int64_t, int64_t>{disc, comp};
 }
 
+Status finish_floor_row(FloorRow& fr, const std::vector<double>& num, const std::vector<double>& den,
+                        const BootstrapOptions& boot) {
+  fr.clusters = static_cast<int64_t>(num.size());
+  if (fr.comparisons == 0) {
+    fr.rate = fr.ci_low = fr.ci_high = fr.wilson_low = fr.wilson_high = fr.percentile_low = fr.percentile_high =
+        std::numeric_limits<double>::quiet_NaN();
+    return Status::Ok();
+  }
+  fr.rate = static_cast<double>(fr.discordant) / static_cast<double>(fr.comparisons);
+  NF_ASSIGN_OR_RETURN(auto w, stats::wilson(fr.discordant, fr.comparisons, boot.level));
+  fr.wilson_low = w.low;
+  fr.wilson_high = w.high;
+  NF_ASSIGN_OR_RETURN(auto b, stats::cluster_ratio_interval(num, den, boot.resamples, boot.seed, boot.level));
+  fr.ci_low = b.low;
+  fr.ci_high = b.high;
+  fr.percentile_low = b.percentile_low;
+  fr.percentile_high = b.percentile_high;
+  fr.degenerate = b.degenerate;
+  fr.ci_method = b.method;
+  return Status::Ok();
+}
+
 Result<std::vector<FloorRow>> compute_floor(const std::vector<OutcomeRow>& rows, int vote_size,
                                             const BootstrapOptions& boot) {
   // cell -> outcome -> item -> values
@@ -130,29 +152,12 @@ Result<std::vector<FloorRow>> compute_floor(const std::vector<OutcomeRow>& rows,
     iv.values.push_back(r.value);
   }
   auto finish = [&](FloorRow& fr, const std::map<std::string, std::pair<double, double>>& clusters) -> Status {
-    fr.clusters = static_cast<int64_t>(clusters.size());
-    if (fr.comparisons == 0) {
-      fr.rate = fr.ci_low = fr.ci_high = fr.wilson_low = fr.wilson_high = fr.percentile_low = fr.percentile_high =
-          std::numeric_limits<double>::quiet_NaN();
-      return Status::Ok();
-    }
-    fr.rate = static_cast<double>(fr.discordant) / static_cast<double>(fr.comparisons);
-    NF_ASSIGN_OR_RETURN(auto w, stats::wilson(fr.discordant, fr.comparisons, boot.level));
-    fr.wilson_low = w.low;
-    fr.wilson_high = w.high;
     std::vector<double> num, den;
     for (const auto& [cl, nd] : clusters) {
       num.push_back(nd.first);
       den.push_back(nd.second);
     }
-    NF_ASSIGN_OR_RETURN(auto b, stats::cluster_ratio_interval(num, den, boot.resamples, boot.seed, boot.level));
-    fr.ci_low = b.low;
-    fr.ci_high = b.high;
-    fr.percentile_low = b.percentile_low;
-    fr.percentile_high = b.percentile_high;
-    fr.degenerate = b.degenerate;
-    fr.ci_method = b.method;
-    return Status::Ok();
+    return finish_floor_row(fr, num, den, boot);
   };
 
   std::vector<FloorRow> out;

@@ -68,6 +68,14 @@ Result<std::pair<int64_t, int64_t>> majority_vote_disagreement(const std::vector
 Result<std::vector<FloorRow>> compute_floor(const std::vector<OutcomeRow>& rows, int vote_size,
                                             const BootstrapOptions& boot);
 
+/// Fills the rate, Wilson interval, studentized cluster interval (with its percentile
+/// twin and degenerate flag) and cluster count of `fr` from its discordant/comparisons and
+/// the per-cluster sums `num`, `den` (clusters in name order). NaN everywhere when
+/// comparisons == 0. Shared by compute_floor and compute_floor_frame so both give identical
+/// rows. Errors: from stats::wilson or stats::cluster_ratio_interval (InvalidArgument).
+Status finish_floor_row(FloorRow& fr, const std::vector<double>& num, const std::vector<double>& den,
+                        const BootstrapOptions& boot);
+
 nlohmann::json floor_row_to_json(const FloorRow& row);
 
 }  // namespace nf

@@ -9,7 +9,9 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -98,6 +100,9 @@ struct GroupKeyHash {
   }
 };
 
+/// One cell (subject, config, condition) by its codes.
+using CellId = std::array<uint32_t, 3>;
+
 /// One item of one cell and outcome: its cluster and its values as category counts.
 struct Group {
   GroupKey key;
@@ -110,6 +115,8 @@ struct Group {
 class Aggregator {
  public:
   void add(const OutcomeCodes& c) {
+    cell_draws_[CellId{c.subject, c.config, c.condition}].insert((static_cast<uint64_t>(c.item) << 32) |
+                                                                  static_cast<uint32_t>(c.replicate));
     const GroupKey key{c.subject, c.config, c.condition, c.outcome, c.item};
     auto [it, inserted] = index_.try_emplace(key, static_cast<uint32_t>(groups_.size()));
     if (inserted) groups_.push_back(Group{key});
@@ -132,6 +139,8 @@ class Aggregator {
  private:
   std::unordered_map<GroupKey, uint32_t, GroupKeyHash> index_;
   std::vector<Group> groups_;
+  /// Distinct (item, replicate) ok draws per cell: the pooled row's valid_draws.
+  std::map<CellId, std::unordered_set<uint64_t>> cell_draws_;
 };
 
 std::vector<uint32_t> ranks_of(const std::vector<std::string>& names) {
@@ -190,26 +199,14 @@ Result<std::vector<FloorRow>> Aggregator::finish(const OutcomeDictionaries& dict
 
   std::vector<double> num, den;
   auto finish_row = [&](FloorRow& fr, ClusterSums& clusters) -> Status {
-    fr.clusters = static_cast<int64_t>(clusters.size());
     clusters.take(&num, &den);
-    if (fr.comparisons == 0) {
-      fr.rate = fr.ci_low = fr.ci_high = fr.wilson_low = fr.wilson_high = std::numeric_limits<double>::quiet_NaN();
-      return Status::Ok();
-    }
-    fr.rate = static_cast<double>(fr.discordant) / static_cast<double>(fr.comparisons);
-    NF_ASSIGN_OR_RETURN(auto w, stats::wilson(fr.discordant, fr.comparisons, boot.level));
-    fr.wilson_low = w.low;
-    fr.wilson_high = w.high;
-    NF_ASSIGN_OR_RETURN(auto b, stats::cluster_bootstrap_ratio(num, den, boot.resamples, boot.seed, boot.level));
-    fr.ci_low = b.low;
-    fr.ci_high = b.high;
-    return Status::Ok();
+    return finish_floor_row(fr, num, den, boot);
   };
 
   std::vector<FloorRow> out;
   ClusterSums by_cluster(dict.clusters.size(), rcl), pooled_by_cluster(dict.clusters.size(), rcl);
-  std::vector<char> item_seen(dict.items.size());
-  std::vector<uint32_t> items_touched;
+  std::vector<char> item_seen(dict.items.size()), observed_seen(dict.items.size());
+  std::vector<uint32_t> items_touched, observed_touched;
   std::vector<int> counts;
   size_t i = 0;
   while (i < groups_.size()) {
@@ -224,6 +221,12 @@ Result<std::vector<FloorRow>> Aggregator::finish(const OutcomeDictionaries& dict
       FloorRow row{pooled.subject, pooled.config, pooled.condition, dict.outcomes[outcome], vote_size};
       for (; i < groups_.size() && same_cell(groups_[i]) && groups_[i].key.outcome == outcome; ++i) {
         const Group& g = groups_[i];
+        ++row.items_observed;
+        row.valid_draws += g.n;
+        if (!observed_seen[g.key.item]) {
+          observed_seen[g.key.item] = 1;
+          observed_touched.push_back(g.key.item);
+        }
         counts.clear();
         for (const auto& vc : g.counts) counts.push_back(vc.second);
         int64_t d = 0, c = 0;
@@ -262,6 +265,13 @@ Result<std::vector<FloorRow>> Aggregator::finish(const OutcomeDictionaries& dict
     pooled.items = static_cast<int64_t>(items_touched.size());
     for (uint32_t it : items_touched) item_seen[it] = 0;
     items_touched.clear();
+    pooled.items_observed = static_cast<int64_t>(observed_touched.size());
+    for (uint32_t it : observed_touched) observed_seen[it] = 0;
+    observed_touched.clear();
+    {  // distinct ok draws (item, replicate) of the cell, as compute_floor counts them
+      const auto dit = cell_draws_.find(CellId{cell.subject, cell.config, cell.condition});
+      pooled.valid_draws = dit == cell_draws_.end() ? 0 : static_cast<int64_t>(dit->second.size());
+    }
     NF_RETURN_IF_ERROR(finish_row(pooled, pooled_by_cluster));
     out.push_back(std::move(pooled));
   }

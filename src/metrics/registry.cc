@@ -81,13 +81,7 @@ Result<nlohmann::json> run_majority_floor(AnalysisContext& ctx, const nlohmann::
   j["bootstrap"] = bootstrap_json(ctx.bootstrap);
   j["rows"] = nlohmann::json::array();
   // The most ok replicates any item has in any cell (for one outcome).
-  int max_reps = 0;
-  {
-    std::map<std::string, int> count;
-    for (const auto& o : ctx.rows)
-      max_reps = std::max(max_reps, ++count[o.subject + "|" + o.config + "|" + o.condition + "|" + o.item + "|" +
-                                            o.outcome]);
-  }
+  NF_ASSIGN_OR_RETURN(const int max_reps, max_item_replicates(ctx.store, ctx.include_cached));
   j["warnings"] = nlohmann::json::array();
   for (int r : sizes) {
     if (2 * r > max_reps)
@@ -103,7 +97,8 @@ Result<nlohmann::json> run_majority_floor(AnalysisContext& ctx, const nlohmann::
 
 Result<nlohmann::json> run_mcq_robustness(AnalysisContext& ctx, const nlohmann::json& options) {
   NF_RETURN_IF_ERROR(check_option_keys("mcq_robustness", options, {"margin"}));
-  NF_ASSIGN_OR_RETURN(auto mr, compute_mcq_robustness(ctx.rows, ctx.bootstrap.level));
+  NF_ASSIGN_OR_RETURN(const auto* rows, ctx.rows());
+  NF_ASSIGN_OR_RETURN(auto mr, compute_mcq_robustness(*rows, ctx.bootstrap.level));
   nlohmann::json j;
   j["method"] =
       "one draw per item and condition (lowest common replicate); accuracy none vs shuffle with exact two-sided "
@@ -195,7 +190,8 @@ Result<nlohmann::json> run_fairness(AnalysisContext& ctx, const nlohmann::json& 
       ctx.study.spec["dataset"].value("format", "") == "vignettes")
     opts["registry"] = ctx.study.spec["dataset"].value("path", "");
   NF_ASSIGN_OR_RETURN(auto fo, FairnessOptions::from_json(opts));
-  NF_ASSIGN_OR_RETURN(auto fr, compute_fairness(ctx.rows, fo, ctx.bootstrap));
+  NF_ASSIGN_OR_RETURN(const auto* rows, ctx.rows());
+  NF_ASSIGN_OR_RETURN(auto fr, compute_fairness(*rows, fo, ctx.bootstrap));
   nlohmann::json j;
   j["method"] =
       "per-action floors on the reference condition with vignette-cluster bootstrap CIs; flip rate per contrast "
@@ -252,7 +248,8 @@ Result<nlohmann::json> run_option_probs(AnalysisContext& ctx, const nlohmann::js
 Result<nlohmann::json> run_paired_subjects(AnalysisContext& ctx, const nlohmann::json& options) {
   // metrics/paired_subjects.h
   NF_RETURN_IF_ERROR(check_option_keys("paired_subjects", options, {}));
-  NF_ASSIGN_OR_RETURN(auto ps, compute_paired_subjects(ctx.rows));
+  NF_ASSIGN_OR_RETURN(const auto* rows, ctx.rows());
+  NF_ASSIGN_OR_RETURN(auto ps, compute_paired_subjects(*rows));
   nlohmann::json j = paired_subjects_to_json(ps);
   j["method"] =
       "per subject, the mean outcome over all ok draws (accuracy for a 0/1 outcome); per pair of subjects on the "

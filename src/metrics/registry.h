@@ -9,6 +9,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,16 +21,30 @@
 
 namespace nf {
 
-/// What an analysis may read. `rows` are the store's outcome rows (cached draws left out
-/// unless `include_cached`); `study` is the study recorded in the store (absent for an
-/// imported store: check `has_study`).
+/// What an analysis may read: the store, the bootstrap settings and the study recorded in
+/// the store (absent for an imported store: check `has_study`). `rows()` gives the store's
+/// ok outcome rows (cached draws left out unless `include_cached`), read on first use, so
+/// analyses that stream the store (floor, majority_floor: metrics/floor_frame.h) never
+/// materialise them (issue 14).
 struct AnalysisContext {
+  AnalysisContext(Store& s, const BootstrapOptions& b) : store(s), bootstrap(b) {}
   Store& store;
-  const std::vector<OutcomeRow>& rows;
   const BootstrapOptions& bootstrap;
   bool has_study = false;
   StudyRecord study;
   bool include_cached = false;
+
+  /// The outcome rows, loaded once. Errors: the store's read error.
+  Result<const std::vector<OutcomeRow>*> rows() {
+    if (!rows_) {
+      NF_ASSIGN_OR_RETURN(auto r, store.outcome_rows(include_cached));
+      rows_ = std::move(r);
+    }
+    return &*rows_;
+  }
+
+ private:
+  std::optional<std::vector<OutcomeRow>> rows_;
 };
 
 /// One registered analysis. `run` returns its results.json section (an object with at

@@ -44,6 +44,12 @@ void expect_same_rows(const std::vector<FloorRow>& a, const std::vector<FloorRow
     EXPECT_EQ(a[i].items, b[i].items) << w;
     EXPECT_EQ(a[i].unanimous_cells, b[i].unanimous_cells) << w;
     EXPECT_EQ(a[i].clusters, b[i].clusters) << w;
+    EXPECT_EQ(a[i].items_observed, b[i].items_observed) << w;
+    EXPECT_EQ(a[i].valid_draws, b[i].valid_draws) << w;
+    EXPECT_EQ(a[i].degenerate, b[i].degenerate) << w;
+    EXPECT_EQ(a[i].ci_method, b[i].ci_method) << w;
+    expect_same_double(a[i].percentile_low, b[i].percentile_low, w + " percentile_low");
+    expect_same_double(a[i].percentile_high, b[i].percentile_high, w + " percentile_high");
     expect_same_double(a[i].rate, b[i].rate, w + " rate");
     expect_same_double(a[i].ci_low, b[i].ci_low, w + " ci_low");
     expect_same_double(a[i].ci_high, b[i].ci_high, w + " ci_high");
