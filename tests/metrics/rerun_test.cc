@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "backend/sim.h"
+#include "metrics/rerun_sim_util.h"
 #include "common/test_data.h"
 #include "runner/runner.h"
 #include "stats/proportion.h"
@@ -162,62 +163,9 @@ TEST(RerunAnalysisTest, CountsIntervalsAndMcNemarAgainstHandValues) {
   EXPECT_FALSE(rerun_analysis(runs, {}, bad).ok());
 }
 
-// ---- sim recovery (seed 002; backend/sim_fhir_agent.h) ----
-
-Study fhir_study() {
-  Study st;
-  st.task = "fhir_agent";
-  st.dataset.format = "medagentbench";
-  st.dataset.path = testing::data_dir() + "/medagentbench/test_data_v2.json";
-  st.task_options = {{"feedback", "record"}};
-  return st;
-}
-
-std::vector<RerunRun> sim_runs(const Task& task, const nlohmann::json& noise, double temperature, int R) {
-  SimBackend sim(*SimParams::from_json(nlohmann::json::object()));
-  std::vector<RerunRun> out;
-  for (size_t i = 0; i < task.items().size(); ++i)
-    for (int r = 0; r < R; ++r) {
-      DrawContext ctx;
-      ctx.key = {"sim", task.items()[i].id, "none", "t", r};
-      ctx.config.temperature = temperature;
-      ctx.model = "sim-fhir";
-      ctx.seed = 104729 * (r + 1) + 17;
-      ctx.extra_body["sim_fhir_agent"] = noise;
-      auto res = task.run(i, "none", ctx, [&](const ChatRequest& q) { return sim.complete(q); });
-      EXPECT_EQ(res.status, DrawStatus::kOk) << res.error;
-      RerunRun run = rerun_run_from_detail(res.detail);
-      run.subject = "sim";
-      run.config = "t";
-      run.item = task.items()[i].id;
-      run.replicate = r;
-      out.push_back(std::move(run));
-    }
-  return out;
-}
-
-// P(indicator | ordering group) for R runs each drawing a category with probs `p`
-// (category 0 = no orders), by enumerating all R-tuples.
-double truth(const std::vector<double>& p, int R, const std::function<bool(const std::vector<int>&)>& ind) {
-  double num = 0, den = 0;
-  std::vector<int> t(static_cast<size_t>(R), 0);
-  const int k = static_cast<int>(p.size());
-  for (int64_t code = 0; code < static_cast<int64_t>(std::pow(k, R)); ++code) {
-    int64_t c = code;
-    double pr = 1;
-    bool ordering = false;
-    for (int r = 0; r < R; ++r) {
-      t[static_cast<size_t>(r)] = static_cast<int>(c % k);
-      c /= k;
-      pr *= p[static_cast<size_t>(t[static_cast<size_t>(r)])];
-      ordering = ordering || t[static_cast<size_t>(r)] != 0;
-    }
-    if (!ordering) continue;
-    den += pr;
-    if (ind(t)) num += pr;
-  }
-  return num / den;
-}
+using testing::fhir_study;
+using testing::sim_runs;
+using testing::truth;
 
 TEST(RerunSimRecoveryTest, OmissionAndMisroutingRatesContainTheTruth) {
   auto task = make_task(fhir_study());
