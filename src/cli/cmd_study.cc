@@ -255,7 +255,7 @@ int cmd_analyze(int argc, char** argv) {
   app.add_option("--store", store_path, "the SQLite store to analyze")->required();
   app.add_option("--analysis", analysis_args,
                  "run this analysis (repeatable): NAME or NAME='{JSON options}', e.g. "
-                 "'majority_floor={\"vote_sizes\":[3,5]}'; the list is at the end of --help")
+                 "'majority_floor={\"vote_sizes\":[3,5]}'; the analyses are listed above")
       ->take_all();
   app.add_option("--out", out_dir, "output directory")->required();
   app.add_option("--vote-sizes", vote_sizes, "majority-vote sizes R' (comma-separated); implies floor + majority_floor")
