@@ -235,7 +235,9 @@ Result<std::unique_ptr<FhirServer>> FhirServer::create(std::string base_url) {
 
 namespace {
 
-Status insert(sqlite3* db, const nlohmann::json& r, const std::string& session) {
+/// Inserts resource `r` (its resourceType and id) for `session`; `written` marks a resource
+/// an agent's POST created (token "nf-written"), so a session's writes can be counted.
+Status insert(sqlite3* db, const nlohmann::json& r, const std::string& session, bool written = false) {
   Stmt st;
   if (sqlite3_prepare_v2(db,
                          "INSERT INTO resources(type, id, session, patient, date_s, tokens, body) VALUES (?,?,?,?,?,?,?)",
@@ -243,7 +245,7 @@ Status insert(sqlite3* db, const nlohmann::json& r, const std::string& session) 
     return Internal(std::string("fhir server: ") + sqlite3_errmsg(db));
   const std::string type = r["resourceType"].get<std::string>(), id = r["id"].get<std::string>();
   const std::string patient = patient_of(r), body = r.dump();
-  std::string tokens = "\n";
+  std::string tokens = written ? "\nnf-written\n" : "\n";
   for (const auto& t : tokens_of(r)) tokens += t + "\n";
   sqlite3_bind_text(st.s, 1, type.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_text(st.s, 2, id.c_str(), -1, SQLITE_TRANSIENT);
@@ -540,23 +542,8 @@ FhirResponse FhirServer::write(const FhirRequest& req, const std::string& sessio
   r["meta"] = {{"versionId", "1"}};
   FhirResponse out{201, r, base_url_ + path + "/" + id + "/_history/1"};
   if (!store) return out;
-  Stmt st;
-  const std::string patient = patient_of(r), body = r.dump();
-  std::string tokens = "\nnf-written\n";
-  for (const auto& t : tokens_of(r)) tokens += t + "\n";
-  sqlite3_prepare_v2(db_, "INSERT INTO resources(type, id, session, patient, date_s, tokens, body) VALUES (?,?,?,?,?,?,?)", -1,
-                     &st.s, nullptr);
-  sqlite3_bind_text(st.s, 1, path.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(st.s, 2, id.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(st.s, 3, session.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(st.s, 4, patient.c_str(), -1, SQLITE_TRANSIENT);
-  const double d = date_of(r);
-  if (std::isnan(d)) sqlite3_bind_null(st.s, 5);
-  else sqlite3_bind_double(st.s, 5, d);
-  sqlite3_bind_text(st.s, 6, tokens.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(st.s, 7, body.c_str(), -1, SQLITE_TRANSIENT);
-  if (sqlite3_step(st.s) != SQLITE_DONE)
-    return error_response(500, "exception", std::string("storage failed: ") + sqlite3_errmsg(db_));
+  if (Status st = insert(db_, r, session, /*written=*/true); !st.ok())
+    return error_response(500, "exception", "storage failed: " + st.message());
   return out;
 }
 
