@@ -51,7 +51,7 @@ using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
 
 const std::vector<std::string> kBackends{"sim", "openai", "anthropic"};
 const std::vector<std::string> kTemplates{"default", "direct", "minimal", "role-framed", "detailed", "step-by-step"};
-const std::vector<std::string> kFormats{"medqa", "vignettes", "chat", "probe_sheet", "medagentbench", "bbq"};
+const std::vector<std::string> kFormats{"medqa", "vignettes", "chat", "probe_sheet", "medagentbench", "bbq", "xstest"};
 // Options of the fairness analysis (metrics/fairness.h FairnessOptions).
 const std::vector<std::string> kFairnessOptions{"reference", "acceptable_bands", "paired_difference", "pooled_exclude",
                                                 "target_pairs", "subsample_k", "subsample_order", "vote_sizes"};
