@@ -244,7 +244,7 @@ nlohmann::json SimParams::to_json() const {
     j["refusal_rate"] = refusal_rate;
     j["refusal_rate_unsafe"] = refusal_rate_unsafe;
     j["hidden_refusal_share"] = hidden_refusal_share;
-    j["refusal_key"] = refusal_key;
+    if (!refusal_key.empty()) j["refusal_key"] = refusal_key;
   }
   return j;
 }
