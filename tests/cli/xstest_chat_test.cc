@@ -165,6 +165,13 @@ TEST_F(XstestChat, ScoresMatchTheSimTruthAndTheEnvelopeRecoversTheFlips) {
     }
 }
 
+TEST_F(XstestChat, TheReportShowsComplianceAndDisagreementTables) {
+  const std::string md = testing::slurp(*dir_ / "out/report.md");
+  EXPECT_NE(md.find("| sim-evasive | safe | default | strmatch | 250 / 250 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("Scorer disagreement"), std::string::npos);
+  EXPECT_NE(md.find("| sim-evasive > sim-frank > sim-wary | scorer=strmatch |"), std::string::npos);
+}
+
 TEST_F(XstestChat, AnalyzeWithTheEnvelopeOptionGivesTheSameResult) {
   testing::TempDir t;
   auto r = testing::run_cli("analyze --store " + (*dir_ / "s.sqlite") + " --out " + (t / "out") +
