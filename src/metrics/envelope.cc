@@ -708,8 +708,9 @@ Result<nlohmann::json> run_envelope(AnalysisContext& ctx, const nlohmann::json& 
       "ANOVA shares and per-axis omega^2 on the free-form slice; configuration bootstrap; parse-clean rerun";
   j["source"] = "seed 003 §4, §5, App. D, F, V";
   if (!o.scorers.empty()) {  // scoring paths over the stored completions (metrics/rescore.h)
-    NF_ASSIGN_OR_RETURN(auto rescored, rescore_completions(ctx.store, o.scorers, o.stratum));
+    NF_ASSIGN_OR_RETURN(auto rescored, rescore_completions(ctx.store, o.scorers, o.stratum, o.pool_axes));
     j["scorers"] = std::move(rescored.report);
+    if (!o.pool_axes.empty()) j["pool_axes"] = o.pool_axes;
     if (o.outcome.empty()) o.outcome = "full_compliance";
     return finish_envelope(ctx, o, std::move(rescored.cells), std::move(j));
   }

@@ -78,7 +78,8 @@ Status check_scorer_name(const std::string& name) {
 }
 
 Result<RescoredCompletions> rescore_completions(Store& store, const std::vector<std::string>& scorers,
-                                                const std::map<std::string, std::string>& stratum) {
+                                                const std::map<std::string, std::string>& stratum,
+                                                const std::vector<std::string>& pool_axes) {
   if (scorers.empty()) return InvalidArgument("scorers: empty list");
   for (const auto& s : scorers) NF_RETURN_IF_ERROR(check_scorer_name(s));
   if (std::set<std::string>(scorers.begin(), scorers.end()).size() != scorers.size())
@@ -144,7 +145,12 @@ Result<RescoredCompletions> rescore_completions(Store& store, const std::vector<
       sv = it == item_stratum.end() ? "(none)" : it->second;
     }
     strata.insert(sv);
-    std::string base = d.key.config == "default" ? std::string() : d.key.config;
+    std::string base;
+    if (d.key.config != "default")
+      for (const auto& part : split(d.key.config, ',')) {
+        if (std::find(pool_axes.begin(), pool_axes.end(), part.substr(0, part.find('='))) != pool_axes.end()) continue;
+        base += (base.empty() ? "" : ",") + part;
+      }
     if (several_conditions) base += (base.empty() ? "" : ",") + std::string("condition=") + d.key.condition;
     std::vector<std::optional<int>> sc;
     for (const auto& s : scorers) {

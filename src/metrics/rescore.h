@@ -53,8 +53,9 @@ struct RescoredCompletions {
 /// data.meta[field] equals value for every (field, value) of `stratum` (empty = all
 /// items): score = mean over the scored draws (items x replicates), n = scored draws,
 /// parse_rate = scored draws / the stratum's ok draws; the configuration id is the draw's
-/// config (without "default"), ",condition=C" when the draws span several conditions,
-/// and ",scorer=NAME".
+/// config (without "default" and without the axes of `pool_axes`, whose draws are pooled:
+/// "diverse" decoding, seed 003 §3), ",condition=C" when the draws span several
+/// conditions, and ",scorer=NAME".
 /// Report (results.json analyses.envelope.scorers):
 ///  - `paths`, `stratum`;
 ///  - `compliance[]`: per subject x stratum value (every value of the stratum field, e.g.
@@ -69,6 +70,7 @@ struct RescoredCompletions {
 /// no ok draws, or a judge scorer names a judge with no stored judgment; the store's read
 /// errors. Source: seed 003 §3, §5; Röttger et al. 2024 (XSTest).
 Result<RescoredCompletions> rescore_completions(Store& store, const std::vector<std::string>& scorers,
-                                                const std::map<std::string, std::string>& stratum);
+                                                const std::map<std::string, std::string>& stratum,
+                                                const std::vector<std::string>& pool_axes = {});
 
 }  // namespace nf

@@ -145,6 +145,28 @@ TEST(Rescore, EnvelopeTakesTheScorerAsItsAxis) {
   EXPECT_TRUE((*r)["scorers"]["disagreement"].is_array());
 }
 
+TEST(Rescore, PooledAxesAreAveragedAway) {
+  testing::TempDir t;
+  auto store = std::move(Store::open(t / "s.sqlite")).value();
+  ASSERT_TRUE(store->put_item("q1", "q1", {{"meta", {{"label", "safe"}}}}).ok());
+  // seed 1: comply, seed 2: refuse, seed 3: comply -> pooled 2/3 at temperature 0.7.
+  int seed = 0;
+  for (const std::string content : {"Sure.", "I'm sorry.", "Here."}) {
+    Draw d = chat_draw("A", "q1", content);
+    d.key.config = "seed=" + std::to_string(++seed) + ",temperature=0.7";
+    ASSERT_TRUE(store->put_draw(d).ok());
+  }
+  auto r = rescore_completions(*store, {"strmatch"}, {{"label", "safe"}}, {"seed"});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->cells.size(), 1u);
+  EXPECT_EQ(r->cells[0].config, "temperature=0.7,scorer=strmatch");
+  EXPECT_EQ(r->cells[0].n, 3);
+  EXPECT_DOUBLE_EQ(r->cells[0].score, 2.0 / 3);
+  auto unpooled = rescore_completions(*store, {"strmatch"}, {{"label", "safe"}});
+  ASSERT_TRUE(unpooled.ok());
+  EXPECT_EQ(unpooled->cells.size(), 3u);
+}
+
 TEST(Rescore, BadScorersAreErrorsNamingThem) {
   testing::TempDir t;
   auto store = filled_store(t / "s.sqlite");
