@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <string>
 
@@ -109,6 +110,15 @@ TEST(EnvelopeSim, AuditRecoversTheConfiguredRankFlips) {
   EXPECT_EQ(pooled["n_configs"], 4);
   for (const auto& s : pooled["subjects"])
     for (const auto& c : s["cells"]) EXPECT_EQ(c["n"], 400) << c.dump();  // 200 items x 2 few-shot levels
+  EXPECT_NE(b.err.find("pooled/grid_card.json"), std::string::npos) << b.err;  // the message names every file
+
+  // Re-analysing into the same directory without the envelope leaves no stale card behind.
+  auto c = testing::run_cli("analyze --store " + (t / "s.sqlite") + " --out " + (t / "pooled") + " --analysis floor",
+                            t.path());
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_FALSE(std::filesystem::exists(t / "pooled/grid_card.json"));
+  EXPECT_EQ(c.err.find("grid_card.json"), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find("pooled/report.html"), std::string::npos) << c.err;
 }
 
 }  // namespace
