@@ -8,9 +8,9 @@
 
 #include <CLI/CLI.hpp>
 
-#include "backend/sim_server.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "sim/sim_server.h"
 #include "util/exit_code.h"
 
 namespace nf::cli {

@@ -11,10 +11,10 @@
 #include <map>
 #include <string>
 
-#include "backend/sim.h"
 #include "common/test_data.h"
 #include "data/medqa.h"
 #include "perturb/mcq_conditions.h"
+#include "sim/sim.h"
 #include "spec/study.h"
 #include "task/mcq.h"
 

@@ -24,9 +24,9 @@
 // bit_cast<uint64>(T), bit_cast<uint64>(top_p)}), seed_id = 0 at T = 0 (the whole reply
 // is deterministic per prompt). A draw never depends on call order or thread.
 //
-// Which reply: a vignette-agent stage prompt (backend/sim_agent.h), else a judge prompt
-// (backend/sim_judge.h), else an MCQ prompt (above), else a free-text chat reply
-// (backend/sim_chat.h: clarifying or confident).
+// Which reply: a vignette-agent stage prompt (sim/sim_agent.h), else a judge prompt
+// (sim/sim_judge.h), else an MCQ prompt (above), else a free-text chat reply
+// (sim/sim_chat.h: clarifying or confident).
 // A request at T > 0 without a seed uses an internal atomic counter instead: like a real
 // server it is then NOT reproducible.
 #pragma once
@@ -52,11 +52,11 @@ struct SimParams {
   double spread = 1.5;            // sd of the latent option logits (>= 0; default 1.5)
   double abstain_logit = -1.0;    // added to abstention options' logits (finite; default -1)
   double parse_error_rate = 0.0;  // P(reply has no extractable letter), in [0, 1] (default 0)
-  // Free-text chat (backend/sim_chat.h; seed 004 §2.3): P(clarifying reply) when the last
+  // Free-text chat (sim/sim_chat.h; seed 004 §2.3): P(clarifying reply) when the last
   // user turn ends with terminal punctuation / looks cut off. Each in [0, 1].
   double clarify_rate = 0.2;            // default 0.2
   double clarify_rate_truncated = 0.6;  // default 0.6
-  // Judge prompts (backend/sim_judge.h; seed 004 §2.6). Each in [0, 1].
+  // Judge prompts (sim/sim_judge.h; seed 004 §2.6). Each in [0, 1].
   double judge_leniency = 0.1;      // P(met) for a response that does not acknowledge (default 0.1)
   double judge_flip_rate = 0.05;    // P(verdict flipped) after that (default 0.05)
   double judge_garbage_rate = 0.0;  // P(unparseable judge reply) (default 0)
@@ -99,7 +99,7 @@ struct SimMcqPrompt {
 /// Parses the rendered MCQ layout (see the banner). Options are the first run of
 /// consecutive lines matching ^([A-J])\. (.+)$ that starts at "A" and continues B, C...;
 /// the stem is the text before the first option line, trimmed. Returns false when the
-/// text has no such run (then the sim gives a free-text chat reply, backend/sim_chat.h).
+/// text has no such run (then the sim gives a free-text chat reply, sim/sim_chat.h).
 bool parse_sim_mcq_prompt(std::string_view text, SimMcqPrompt& out);
 
 class SimBackend;

@@ -1,4 +1,4 @@
-#include "backend/sim.h"
+#include "sim/sim.h"
 
 #include <algorithm>
 #include <array>
@@ -6,10 +6,10 @@
 #include <cmath>
 #include <numeric>
 
-#include "backend/sim_agent.h"
-#include "backend/sim_fhir_agent.h"
-#include "backend/sim_chat.h"
-#include "backend/sim_judge.h"
+#include "sim/sim_agent.h"
+#include "sim/sim_chat.h"
+#include "sim/sim_fhir_agent.h"
+#include "sim/sim_judge.h"
 #include "util/file.h"
 #include "util/hash.h"
 #include "util/rng.h"
@@ -405,13 +405,13 @@ ChatResponse SimBackend::complete(const ChatRequest& request) {
   ChatResponse resp;
   SimMcqPrompt prompt;
   SimJudgePrompt judge_prompt;
-  if (auto fhir = sim_fhir_agent_reply(request, params_.seed)) {  // backend/sim_fhir_agent.h
+  if (auto fhir = sim_fhir_agent_reply(request, params_.seed)) {  // sim/sim_fhir_agent.h
     if (!fhir->ok()) return api_error(fhir->status().message());
     resp.content = std::move(*fhir).value();
-  } else if (auto agent = sim_agent_reply(request, last_user->content, params_.seed, r_template)) {  // backend/sim_agent.h
+  } else if (auto agent = sim_agent_reply(request, last_user->content, params_.seed, r_template)) {  // sim/sim_agent.h
     if (!agent->ok()) return api_error(agent->status().message());
     resp.content = std::move(*agent).value();
-  } else if (parse_sim_judge_prompt(request, judge_prompt)) {  // backend/sim_judge.h
+  } else if (parse_sim_judge_prompt(request, judge_prompt)) {  // sim/sim_judge.h
     auto behaviour = sim_judge_behaviour(
         request.extra_body, {params_.judge_leniency, params_.judge_flip_rate, params_.judge_garbage_rate});
     if (!behaviour.ok()) return api_error(behaviour.status().message());
@@ -446,7 +446,7 @@ ChatResponse SimBackend::complete(const ChatRequest& request) {
                                      tag != std::string::npos && tag + 8 < resp.content.size()
                                          ? resp.content.substr(tag + 8, 1)
                                          : std::string());
-  } else {  // free-text chat (backend/sim_chat.h)
+  } else {  // free-text chat (sim/sim_chat.h)
     resp.content = sim_chat_reply(last_user->content, params_.clarify_rate, params_.clarify_rate_truncated, u_choice,
                                   r_template);
   }

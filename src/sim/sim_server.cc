@@ -1,4 +1,4 @@
-#include "backend/sim_server.h"
+#include "sim/sim_server.h"
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -204,7 +204,7 @@ struct SimServer::Impl {
       return;
     }
     out["created"] = static_cast<int64_t>(std::time(nullptr));
-    // choices[0].logprobs come from SimBackend::complete (sim_mcq_logprobs in backend/sim.h).
+    // choices[0].logprobs come from SimBackend::complete (sim_mcq_logprobs in sim/sim.h).
     res.status = 200;
     std::string text = dump(out);
     if (fault == "truncate") text.resize(text.size() / 2);

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "backend/sim.h"
+#include "sim/sim.h"
 #include "util/status.h"
 
 namespace nf {
