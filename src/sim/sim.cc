@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cctype>
 #include <cmath>
 #include <numeric>
+#include <optional>
 
 #include "sim/sim_agent.h"
 #include "sim/sim_chat.h"
@@ -341,7 +343,30 @@ std::vector<double> SimBackend::option_probabilities(std::string_view model, std
   return probabilities_from_logits(option_logits(model, stem, option_texts, prompt), temperature, top_p);
 }
 
-nlohmann::json sim_mcq_logprobs(const SimBackend& sim, const ChatRequest& request, const std::string& answer) {
+std::vector<std::string> sim_reply_tokens(std::string_view text) {
+  auto word_byte = [](unsigned char c) { return std::isalnum(c) != 0 || c >= 0x80; };
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t j = i;
+    while (j < text.size() && std::isspace(static_cast<unsigned char>(text[j])) != 0) ++j;
+    size_t k = j;
+    if (k == text.size()) {
+      // trailing whitespace: its own token
+    } else if (text[k] == '<' && k + 1 < text.size() && text[k + 1] == '/') {
+      k += 2;
+    } else if (word_byte(static_cast<unsigned char>(text[k]))) {
+      while (k < text.size() && word_byte(static_cast<unsigned char>(text[k]))) ++k;
+    } else {
+      ++k;
+    }
+    out.emplace_back(text.substr(i, k - i));
+    i = k;
+  }
+  return out;
+}
+
+nlohmann::json sim_mcq_logprobs(const SimBackend& sim, const ChatRequest& request, const std::string& reply) {
   const auto& x = request.extra_body;
   const auto lp = x.find("logprobs");
   const auto top = x.find("top_logprobs");
@@ -358,17 +383,32 @@ nlohmann::json sim_mcq_logprobs(const SimBackend& sim, const ChatRequest& reques
   std::vector<size_t> order(p.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p[a] > p[b]; });
-  nlohmann::json tops = nlohmann::json::array();
-  double answer_lp = -9999.0;
-  for (size_t k = 0; k < order.size(); ++k) {
-    const std::string let(1, static_cast<char>('A' + order[k]));
-    const double l = p[order[k]] > 0 ? std::log(p[order[k]]) : -9999.0;
-    if (let == answer) answer_lp = l;
-    if (static_cast<int>(k) < n) tops.push_back({{"token", let}, {"logprob", l}});
+  // The answer position: the token right after the last "<answer>" (sim_reply_tokens keeps
+  // "<", "answer", ">" apart, so it is the letter alone).
+  const std::vector<std::string> tokens = sim_reply_tokens(reply);
+  std::optional<size_t> answer_at;
+  for (size_t i = 0; i + 3 < tokens.size(); ++i)
+    if (trim(tokens[i]) == "<" && tokens[i + 1] == "answer" && tokens[i + 2] == ">") answer_at = i + 3;
+  nlohmann::json content = nlohmann::json::array();
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (answer_at && i == *answer_at) {
+      nlohmann::json tops = nlohmann::json::array();
+      double answer_lp = -9999.0;
+      for (size_t k = 0; k < order.size(); ++k) {
+        const std::string let(1, static_cast<char>('A' + order[k]));
+        const double l = p[order[k]] > 0 ? std::log(p[order[k]]) : -9999.0;
+        if (let == tokens[i]) answer_lp = l;
+        if (static_cast<int>(k) < n) tops.push_back({{"token", let}, {"logprob", l}});
+      }
+      content.push_back({{"token", tokens[i]}, {"logprob", answer_lp}, {"top_logprobs", std::move(tops)}});
+    } else {
+      // Every other token is certain under the sim: logprob 0, the only alternative listed.
+      nlohmann::json tops = nlohmann::json::array();
+      if (n > 0) tops.push_back({{"token", tokens[i]}, {"logprob", 0.0}});
+      content.push_back({{"token", tokens[i]}, {"logprob", 0.0}, {"top_logprobs", std::move(tops)}});
+    }
   }
-  return {{"content", nlohmann::json::array({{{"token", answer.empty() && !tops.empty() ? tops[0]["token"] : nlohmann::json(answer)},
-                                              {"logprob", answer_lp},
-                                              {"top_logprobs", tops}}})}};
+  return {{"content", std::move(content)}};
 }
 
 ChatResponse SimBackend::complete(const ChatRequest& request) {
@@ -441,11 +481,7 @@ ChatResponse SimBackend::complete(const ChatRequest& request) {
                      "\n\n<answer>" + let + "</answer>";
     }
     // Asked for logprobs (extra_body logprobs/top_logprobs, as a subject's `logprobs: N` sends).
-    const size_t tag = resp.content.rfind("<answer>");
-    resp.logprobs = sim_mcq_logprobs(*this, request,
-                                     tag != std::string::npos && tag + 8 < resp.content.size()
-                                         ? resp.content.substr(tag + 8, 1)
-                                         : std::string());
+    resp.logprobs = sim_mcq_logprobs(*this, request, resp.content);
   } else {  // free-text chat (sim/sim_chat.h)
     resp.content = sim_chat_reply(last_user->content, params_.clarify_rate, params_.clarify_rate_truncated, u_choice,
                                   r_template);

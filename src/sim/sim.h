@@ -104,13 +104,23 @@ bool parse_sim_mcq_prompt(std::string_view text, SimMcqPrompt& out);
 
 class SimBackend;
 
+/// The sim's tokenisation of a reply, roughly as a BPE tokenizer splits English: each word
+/// (run of letters, digits or non-ASCII bytes) with the whitespace before it, "</" and
+/// every other punctuation byte alone (so "<answer>B</answer>" is "<", "answer", ">",
+/// "B", "</", "answer", ">"). The tokens concatenate to `text` exactly.
+std::vector<std::string> sim_reply_tokens(std::string_view text);
+
 /// choices[0].logprobs of the sim for an MCQ request whose extra_body asks for them
-/// ("logprobs": true, "top_logprobs": N in 0..20): one content token, the answer letter
-/// (`answer`; the most likely letter when empty), with its logprob and the N most likely
-/// option letters under the sim's option distribution at temperature 1, top_p 1 (the
-/// gold bonus of the prompt included), most likely first; letters beyond N are absent
-/// (unknown), as with a real server. Null when not asked for or not an MCQ prompt.
-nlohmann::json sim_mcq_logprobs(const SimBackend& sim, const ChatRequest& request, const std::string& answer);
+/// ("logprobs": true, "top_logprobs": N in 0..20), in the OpenAI format: one
+/// logprobs.content entry per token of `reply` (sim_reply_tokens), like a real server's,
+/// so the answer letter sits after "<", "answer", ">" and not at position 0 (the case
+/// the issue 11 llama.cpp trial met). The letter after the last "<answer>" carries its
+/// logprob and top_logprobs = the N most likely option letters under the sim's option
+/// distribution at temperature 1, top_p 1 (the gold bonus of the prompt included), most
+/// likely first; letters beyond N are absent (unknown), as with a real server. Every other
+/// token has logprob 0 and lists only itself. A reply without an answer tag (a parse
+/// error) has no answer position. Null when not asked for or not an MCQ prompt.
+nlohmann::json sim_mcq_logprobs(const SimBackend& sim, const ChatRequest& request, const std::string& reply);
 
 /// Order-dependent hash of every message's role and content (the sampling stream key).
 uint64_t messages_hash(const std::vector<ChatMessage>& messages);
