@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <bit>
-#include <cctype>
 #include <cmath>
 #include <numeric>
 #include <optional>
@@ -344,24 +343,21 @@ std::vector<double> SimBackend::option_probabilities(std::string_view model, std
 }
 
 std::vector<std::string> sim_reply_tokens(std::string_view text) {
-  auto word_byte = [](unsigned char c) { return std::isalnum(c) != 0 || c >= 0x80; };
   std::vector<std::string> out;
-  size_t i = 0;
-  while (i < text.size()) {
-    size_t j = i;
-    while (j < text.size() && std::isspace(static_cast<unsigned char>(text[j])) != 0) ++j;
-    size_t k = j;
-    if (k == text.size()) {
-      // trailing whitespace: its own token
-    } else if (text[k] == '<' && k + 1 < text.size() && text[k + 1] == '/') {
-      k += 2;
-    } else if (word_byte(static_cast<unsigned char>(text[k]))) {
-      while (k < text.size() && word_byte(static_cast<unsigned char>(text[k]))) ++k;
-    } else {
-      ++k;
-    }
-    out.emplace_back(text.substr(i, k - i));
-    i = k;
+  const size_t tag = text.rfind("<answer>");
+  if (tag == std::string_view::npos) {
+    if (!text.empty()) out.emplace_back(text);
+    return out;
+  }
+  if (tag > 0) out.emplace_back(text.substr(0, tag));
+  out.insert(out.end(), {"<", "answer", ">"});
+  std::string_view rest = text.substr(tag + 8);
+  const size_t close = rest.find("</answer>");
+  const std::string_view inner = close == std::string_view::npos ? rest : rest.substr(0, close);
+  if (!inner.empty()) out.emplace_back(inner);
+  if (close != std::string_view::npos) {
+    out.insert(out.end(), {"</", "answer", ">"});
+    if (close + 9 < rest.size()) out.emplace_back(rest.substr(close + 9));
   }
   return out;
 }
@@ -383,12 +379,11 @@ nlohmann::json sim_mcq_logprobs(const SimBackend& sim, const ChatRequest& reques
   std::vector<size_t> order(p.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p[a] > p[b]; });
-  // The answer position: the token right after the last "<answer>" (sim_reply_tokens keeps
-  // "<", "answer", ">" apart, so it is the letter alone).
+  // The answer position: the token right after the last "<", "answer", ">".
   const std::vector<std::string> tokens = sim_reply_tokens(reply);
   std::optional<size_t> answer_at;
   for (size_t i = 0; i + 3 < tokens.size(); ++i)
-    if (trim(tokens[i]) == "<" && tokens[i + 1] == "answer" && tokens[i + 2] == ">") answer_at = i + 3;
+    if (tokens[i] == "<" && tokens[i + 1] == "answer" && tokens[i + 2] == ">") answer_at = i + 3;
   nlohmann::json content = nlohmann::json::array();
   for (size_t i = 0; i < tokens.size(); ++i) {
     if (answer_at && i == *answer_at) {

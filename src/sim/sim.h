@@ -104,10 +104,11 @@ bool parse_sim_mcq_prompt(std::string_view text, SimMcqPrompt& out);
 
 class SimBackend;
 
-/// The sim's tokenisation of a reply, roughly as a BPE tokenizer splits English: each word
-/// (run of letters, digits or non-ASCII bytes) with the whitespace before it, "</" and
-/// every other punctuation byte alone (so "<answer>B</answer>" is "<", "answer", ">",
-/// "B", "</", "answer", ">"). The tokens concatenate to `text` exactly.
+/// The sim's tokenisation of a reply: the text before the last "<answer>" as one token
+/// (a real tokenizer splits it further; only the answer position matters here and one
+/// token keeps stored bodies small), then "<", "answer", ">", the text up to "</answer>"
+/// (the letter), "</", "answer", ">" and any rest. Without an answer tag the whole reply
+/// is one token (none when empty). The tokens concatenate to `text` exactly.
 std::vector<std::string> sim_reply_tokens(std::string_view text);
 
 /// choices[0].logprobs of the sim for an MCQ request whose extra_body asks for them

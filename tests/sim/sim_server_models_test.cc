@@ -55,7 +55,7 @@ TEST(SimServerModels, EachModelAnswersWithItsOwnParamsExactlyAsInProcess) {
         const AnswerTokenProbs at = answer_token_probabilities(
             got.logprobs, std::vector<std::string>(letters.begin(), letters.begin() + options.size()));
         ASSERT_TRUE(at.position.has_value()) << at.note;
-        EXPECT_GT(*at.position, 3u) << "the letter follows '<', 'answer', '>' as on a real server";
+        EXPECT_EQ(*at.position, 4u) << "the letter follows the prose, '<', 'answer', '>' as on a real server";
         EXPECT_EQ(at.token, testing::answer_letter(got.content));
         for (size_t i = 0; i < options.size(); ++i) {
           const auto& v = at.probs.at(letters[i]);
@@ -84,10 +84,11 @@ TEST(SimReplyTokens, ConcatenateToTheReplyWithTheLetterAlone) {
   for (const auto& x : t) joined += x;
   EXPECT_EQ(joined, reply);
   const std::vector<std::string> tail(t.end() - 7, t.end());
-  EXPECT_EQ(tail, (std::vector<std::string>{"\n\n<", "answer", ">", "B", "</", "answer", ">"}));
-  EXPECT_EQ(t[0], "Option");
-  EXPECT_EQ(t[1], " B");
+  EXPECT_EQ(tail, (std::vector<std::string>{"<", "answer", ">", "B", "</", "answer", ">"}));
+  ASSERT_EQ(t.size(), 8u);
+  EXPECT_EQ(t[0], "Option B, Vitamin C, fits best.\n\n");
   EXPECT_TRUE(sim_reply_tokens("").empty());
+  EXPECT_EQ(sim_reply_tokens("no tag"), (std::vector<std::string>{"no tag"}));
   // A parse-error reply has no answer position, so every option stays unknown.
   SimParams p;
   p.parse_error_rate = 1.0;
