@@ -1,4 +1,4 @@
-#include "backend/sim_judge.h"
+#include "sim/sim_judge.h"
 
 #include <array>
 #include <cmath>
