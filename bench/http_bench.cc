@@ -22,7 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/openai.h"
-#include "backend/sim_server.h"
+#include "sim/sim_server.h"
 
 namespace {
 

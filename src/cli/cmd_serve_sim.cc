@@ -8,9 +8,10 @@
 
 #include <CLI/CLI.hpp>
 
-#include "backend/sim_server.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "runner/sim_models.h"
+#include "sim/sim_server.h"
 #include "util/exit_code.h"
 
 namespace nf::cli {
@@ -20,8 +21,8 @@ int cmd_serve_sim(int argc, char** argv) {
       "Serve the seeded simulator (a model with known ground truth) over an OpenAI-compatible\n"
       "chat/completions API on 127.0.0.1 only, until Ctrl-C / SIGTERM. Use it to try a study end to\n"
       "end over HTTP, to test an OpenAI-compatible client, or to check that the analyses recover the\n"
-      "simulator's known instability floor. Answers depend only on the flags and each request's\n"
-      "(model, messages, seed, temperature, top_p); temperature 0 is exactly deterministic.\n\n"
+      "simulator's known instability floor. Answers depend only on the flags (or --study's sim blocks) and\n"
+      "each request's (model, messages, seed, temperature, top_p); temperature 0 is exactly deterministic.\n\n"
       "Endpoints: POST /v1/chat/completions, GET /v1/models, GET /health.\n"
       "On start it prints exactly one line: noisefloor serve-sim listening on http://127.0.0.1:PORT/v1\n\n"
       "Fault injection (rehearse a bad day): --fail-rate F makes a share F of chat requests fail with a\n"
@@ -31,6 +32,7 @@ int cmd_serve_sim(int argc, char** argv) {
       "Example:\n"
       "  noisefloor serve-sim --port 8089 --seed 7 --parse-error-rate 0.02\n"
       "  noisefloor serve-sim --fail-rate 0.3 --fail-kinds 429,500,reset,truncate,slow --retry-after 1\n"
+      "  noisefloor serve-sim --port 8089 --study examples/envelope.yaml   # its sim subjects, by model name\n"
       "and in the study file:\n"
       "  subjects:\n"
       "    - name: sim-http\n"
@@ -54,6 +56,14 @@ int cmd_serve_sim(int argc, char** argv) {
   app.add_option("--parse-error-rate", parse_error_rate,
                  "probability in [0, 1] that a reply has no extractable answer letter")
       ->capture_default_str();
+  std::string study_path;
+  auto* study_opt = app.add_option(
+      "--study", study_path,
+      "serve the backend: sim subjects of this study file by their model names, each with its own sim\n"
+      "parameters (as in process); other model names get 404. Replaces --seed/--spread/--abstain-logit/\n"
+      "--parse-error-rate (those come from each subject's sim block)");
+  for (const char* flag : {"--seed", "--spread", "--abstain-logit", "--parse-error-rate"})
+    study_opt->excludes(app.get_option(flag));
   FaultOptions faults;
   std::string fail_kinds = "429,500,reset,truncate,slow";
   app.add_option("--latency-ms", faults.latency_ms, "delay added to every chat request, milliseconds")
@@ -90,7 +100,20 @@ int cmd_serve_sim(int argc, char** argv) {
     return static_cast<int>(ExitCode::kUsage);
   }
 
-  return serve_until_signal("serve-sim", [&] { return SimServer::start(*params, port, faults); });
+  SimModels models;
+  if (!study_path.empty()) {
+    auto study = load_study(study_path);
+    auto served = study.ok() ? served_sim_models(*study, study_path) : Result<SimModels>(study.status());
+    if (!served.ok()) {
+      std::fprintf(stderr, "noisefloor serve-sim: %s\n", served.status().message().c_str());
+      return static_cast<int>(exit_code_for(served.status()));
+    }
+    models = std::move(*served);
+    for (const auto& [name, p] : models)
+      std::fprintf(stderr, "noisefloor serve-sim: model %s (sim-%s)\n", name.c_str(), p.short_hash().c_str());
+  }
+
+  return serve_until_signal("serve-sim", [&] { return SimServer::start(*params, port, faults, models); });
 }
 
 }  // namespace nf::cli

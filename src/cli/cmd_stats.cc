@@ -36,7 +36,11 @@ void print_listing(FILE* out) {
       std::fprintf(out, "  %s\n  %-40s %s\n", t.usage.c_str(), "", t.summary.c_str());
     }
   }
-  std::fputs("\nExit codes: 0 success, 2 bad input or an undefined statistic, 4 internal error.\n", out);
+  std::fputs(
+      "\nExit codes: 0 success, also when the statistic is undefined for the data (printed as n/a\n"
+      "with the reason on the `undefined` line; --json: null values and an \"undefined\" key);\n"
+      "2 bad input (file, line and column named); 4 internal error.\n",
+      out);
 }
 
 }  // namespace

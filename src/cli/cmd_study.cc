@@ -133,10 +133,13 @@ int do_noise_control(const std::string& cmd, const Study& study, Store& store, c
 int do_analyze(const std::string& cmd, Store& store, const std::string& out_dir, const AnalyzeOptions& opts) {
   auto results = analyze_store(store, opts);
   if (!results.ok()) return fail(cmd, results.status());
-  Status st = write_report(out_dir, *results);
+  std::vector<std::string> written;
+  Status st = write_report(out_dir, *results, &written);
   if (!st.ok()) return fail(cmd, st);
-  std::fprintf(stderr, "%s: wrote %s/report.md, %s/report.html and %s/results.json\n", cmd.c_str(), out_dir.c_str(),
-               out_dir.c_str(), out_dir.c_str());
+  std::string list;
+  for (size_t i = 0; i < written.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == written.size() ? " and " : ", ") + out_dir + "/" + written[i];
+  std::fprintf(stderr, "%s: wrote %s\n", cmd.c_str(), list.c_str());
   return 0;
 }
 

@@ -1,6 +1,7 @@
 #include "report/markdown.h"
 
 #include <cmath>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -526,13 +527,26 @@ std::string render_markdown(const nlohmann::json& results) {
   return md;
 }
 
-Status write_report(const std::string& out_dir, const nlohmann::json& results) {
+Status write_report(const std::string& out_dir, const nlohmann::json& results, std::vector<std::string>* written) {
+  std::vector<std::string> names;
   NF_RETURN_IF_ERROR(make_dirs(out_dir));
   NF_RETURN_IF_ERROR(write_file_atomic(out_dir + "/results.json", results.dump(2) + "\n"));
+  names.push_back("results.json");
   NF_RETURN_IF_ERROR(write_file_atomic(out_dir + "/report.md", render_markdown(results)));
-  if (const auto card = grid_card(results); !card.is_null())  // seed 003 §7
-    NF_RETURN_IF_ERROR(write_file_atomic(out_dir + "/grid_card.json", card.dump(2) + "\n"));
+  names.push_back("report.md");
+  const std::string card_path = out_dir + "/grid_card.json";
+  if (const auto card = grid_card(results); !card.is_null()) {  // seed 003 §7
+    NF_RETURN_IF_ERROR(write_file_atomic(card_path, card.dump(2) + "\n"));
+    names.push_back("grid_card.json");
+  } else {
+    std::error_code ec;  // a card from an earlier envelope analysis would describe other results
+    std::filesystem::remove(card_path, ec);
+    if (ec) return DataLoss("cannot remove the stale " + card_path + ": " + ec.message());
+  }
   NF_RETURN_IF_ERROR(write_html_report(out_dir, results));
+  names.push_back("report.html");
+  names.push_back("figures.json");
+  if (written != nullptr) *written = std::move(names);
   return Status::Ok();
 }
 

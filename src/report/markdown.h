@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -16,7 +17,11 @@ namespace nf {
 std::string render_markdown(const nlohmann::json& results);
 
 /// Writes DIR/results.json, DIR/report.md, DIR/report.html and DIR/figures.json (creating DIR;
-/// report/html.h). Errors name the path.
-Status write_report(const std::string& out_dir, const nlohmann::json& results);
+/// report/html.h), and DIR/grid_card.json when the results hold an envelope analysis (a
+/// grid_card.json left by an earlier analysis of another kind is removed, so no stale card
+/// sits beside the new report). `written`, when given, receives the file names written, in
+/// order. Errors name the path.
+Status write_report(const std::string& out_dir, const nlohmann::json& results,
+                    std::vector<std::string>* written = nullptr);
 
 }  // namespace nf

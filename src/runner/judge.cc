@@ -10,10 +10,10 @@
 
 #include <fmt/format.h>
 
-#include "backend/sim_judge.h"
 #include "core/draw_seed.h"
 #include "runner/progress.h"
 #include "runner/runner.h"
+#include "sim/sim_judge.h"
 #include "util/hash.h"
 #include "util/strings.h"
 

@@ -34,7 +34,7 @@ namespace nf {
 std::optional<int64_t> judge_request_seed(const JudgeSpec& spec, const SubjectSpec& judge, const DrawKey& key);
 
 /// The judge request for one judged answer: messages in the layout documented in
-/// backend/sim_judge.h (system kJudgeSystemPrompt; one user message with the sections
+/// sim/sim_judge.h (system kJudgeSystemPrompt; one user message with the sections
 /// [CRITERION] spec.criterion, [CONVERSATION] the role-labelled turns of `conversation`
 /// ("USER: ...", blank line between turns), [RESPONSE] `response`, [TASK] asking for
 /// {"verdict": "met"|"not_met", "reason": "..."}); model = judge.model; the pinned

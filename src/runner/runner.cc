@@ -14,7 +14,6 @@
 
 #include "backend/anthropic.h"
 #include "backend/openai.h"
-#include "backend/sim.h"
 #include "core/draw_seed.h"
 #include "data/bbq.h"
 #include "data/chat.h"
@@ -22,10 +21,11 @@
 #include "data/vignettes.h"
 #include "runner/progress.h"
 #include "runner/task_registry.h"
+#include "sim/sim.h"
 #include "task/mcq_task.h"
-#include "util/strings.h"
 #include "util/file.h"
 #include "util/hash.h"
+#include "util/strings.h"
 
 namespace nf {
 

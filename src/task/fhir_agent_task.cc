@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
-#include "backend/sim_fhir_agent.h"
+#include "task/prompt_protocol.h"
 #include "util/strings.h"
 
 namespace nf {

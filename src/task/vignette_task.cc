@@ -6,7 +6,7 @@
 #include <cmath>
 #include <set>
 
-#include "backend/sim_agent.h"
+#include "task/prompt_protocol.h"
 
 namespace nf {
 

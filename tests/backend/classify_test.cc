@@ -10,9 +10,9 @@
 
 #include "backend/anthropic.h"
 #include "backend/openai.h"
-#include "backend/sim.h"
-#include "backend/sim_server.h"
-#include "backend/sim_test_util.h"
+#include "sim/sim.h"
+#include "sim/sim_server.h"
+#include "sim/sim_test_util.h"
 
 namespace nf {
 namespace {

@@ -17,9 +17,9 @@
 #include <set>
 #include <thread>
 
-#include "backend/sim.h"
-#include "backend/sim_server.h"
-#include "backend/sim_test_util.h"
+#include "sim/sim.h"
+#include "sim/sim_server.h"
+#include "sim/sim_test_util.h"
 
 namespace nf {
 namespace {

@@ -7,16 +7,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <string>
 
-#include "backend/sim.h"
+#include "cli/envelope_truth.h"
 #include "common/test_data.h"
-#include "data/medqa.h"
-#include "perturb/mcq_conditions.h"
-#include "spec/study.h"
-#include "task/mcq.h"
 
 namespace nf {
 namespace {
@@ -32,37 +28,7 @@ TEST(EnvelopeSim, AuditRecoversTheConfiguredRankFlips) {
   ASSERT_FALSE(e.contains("skipped")) << e.dump();
 
   // The truth, from the sim's own distribution.
-  ::setenv("NOISEFLOOR_DATA", testing::data_dir().c_str(), 1);
-  auto study = load_study(study_path);
-  ASSERT_TRUE(study.ok()) << study.status().message();
-  auto items = read_medqa_jsonl(study->dataset.path, study->dataset.limit, study->dataset.id_field);
-  ASSERT_TRUE(items.ok());
-  std::map<std::pair<std::string, std::string>, double> truth;  // (subject, config) -> expected accuracy
-  for (const auto& sub : study->subjects) {
-    auto params = SimParams::from_json(sub.sim);
-    ASSERT_TRUE(params.ok()) << params.status().message();
-    SimBackend sim(*params);
-    for (const auto& cfg : expand_configs(study->axes)) {
-      double sum = 0;
-      for (const auto& item : *items) {
-        auto shown = apply_mcq_condition(item, "none", static_cast<uint64_t>(study->seed));
-        ASSERT_TRUE(shown.ok());
-        auto msgs = render_mcq_prompt(*shown, cfg.template_name);
-        ASSERT_TRUE(msgs.ok());
-        SimMcqPrompt prompt;
-        ASSERT_TRUE(parse_sim_mcq_prompt(msgs->back().content, prompt));
-        const auto p =
-            sim.option_probabilities(sub.model, prompt.stem, prompt.options, cfg.temperature, cfg.top_p,
-                                     msgs->back().content);
-        for (size_t i = 0; i < shown->options.size(); ++i)
-          if (shown->options[i].letter == shown->answer) sum += p[i];
-      }
-      truth[{sub.name, cfg.id + ",scoring_path=free_form"}] = sum / static_cast<double>(items->size());
-      // The logprob path (greedy only): the sim's most likely option is its greedy answer.
-      if (cfg.temperature == 0.0)
-        truth[{sub.name, cfg.id + ",scoring_path=logprob"}] = sum / static_cast<double>(items->size());
-    }
-  }
+  const auto truth = testing::envelope_truth(study_path);
   ASSERT_EQ(truth.size(), 36u);  // 3 subjects x (8 free-form + 4 greedy logprob) configurations
   // Measured cells: exact at temperature 0 (argmax), within sampling noise at 0.7.
   for (const auto& s : e["subjects"])
@@ -109,6 +75,15 @@ TEST(EnvelopeSim, AuditRecoversTheConfiguredRankFlips) {
   EXPECT_EQ(pooled["n_configs"], 4);
   for (const auto& s : pooled["subjects"])
     for (const auto& c : s["cells"]) EXPECT_EQ(c["n"], 400) << c.dump();  // 200 items x 2 few-shot levels
+  EXPECT_NE(b.err.find("pooled/grid_card.json"), std::string::npos) << b.err;  // the message names every file
+
+  // Re-analysing into the same directory without the envelope leaves no stale card behind.
+  auto c = testing::run_cli("analyze --store " + (t / "s.sqlite") + " --out " + (t / "pooled") + " --analysis floor",
+                            t.path());
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_FALSE(std::filesystem::exists(t / "pooled/grid_card.json"));
+  EXPECT_EQ(c.err.find("grid_card.json"), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find("pooled/report.html"), std::string::npos) << c.err;
 }
 
 }  // namespace

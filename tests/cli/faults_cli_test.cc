@@ -15,10 +15,10 @@
 #include <string>
 #include <thread>
 
-#include "backend/sim.h"
-#include "common/store_poll.h"
 #include "common/process.h"
+#include "common/store_poll.h"
 #include "common/test_data.h"
+#include "sim/sim.h"
 #include "store/store.h"
 
 namespace nf {

@@ -61,7 +61,14 @@ TEST(StatsCli, FleissFromCsvAndUndefinedWhenOneCategory) {
     f << "a,b\n1,1\n1,1\n";
   }
   auto u = run_cli("stats fleiss " + d / "one.csv", d.path());
+  // Undefined for the data is a result, not bad input: exit 0 as `stats --help` says.
+  EXPECT_EQ(u.exit_code, 0) << u.err;
   EXPECT_NE((u.out + u.err).find("undefined"), std::string::npos) << u.out << u.err;
+  auto uj = run_cli("stats fleiss " + d / "one.csv" + " --json", d.path());
+  ASSERT_EQ(uj.exit_code, 0) << uj.err;
+  const auto j = nlohmann::json::parse(uj.out);
+  EXPECT_TRUE(j["estimate"].is_null()) << uj.out;
+  EXPECT_TRUE(j.contains("undefined")) << uj.out;
 }
 
 TEST(StatsCli, VignettesNeededS2) {

@@ -10,11 +10,11 @@
 #include <map>
 #include <sstream>
 
-#include "backend/sim.h"
-#include "backend/sim_agent.h"
-#include "core/draw_seed.h"
 #include "common/test_data.h"
+#include "core/draw_seed.h"
 #include "data/vignettes.h"
+#include "sim/sim.h"
+#include "sim/sim_agent.h"
 #include "stats/paired.h"
 #include "task/vignette_task.h"
 #include "util/strings.h"

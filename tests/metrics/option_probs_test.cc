@@ -8,10 +8,10 @@
 #include <cmath>
 #include <string>
 
-#include "backend/sim_server.h"
 #include "common/test_data.h"
 #include "metrics/analyze.h"
 #include "runner/runner.h"
+#include "sim/sim_server.h"
 #include "spec/study.h"
 #include "store/store.h"
 

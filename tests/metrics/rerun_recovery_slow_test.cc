@@ -2,7 +2,7 @@
 // test (rerun_test.cc) pins one seed; this one checks that the Wilson 95% intervals of the
 // omission split, endpoint divergence and order-set divergence contain the exact truth at
 // about their nominal rate, so no seed choice hides a bias (omission 0.3, misrouting 0.1,
-// R = 5, 80 write tasks; backend/sim_fhir_agent.h).
+// R = 5, 80 write tasks; sim/sim_fhir_agent.h).
 #include <gtest/gtest.h>
 
 #include <algorithm>

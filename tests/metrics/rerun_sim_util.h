@@ -9,14 +9,14 @@
 #include <set>
 #include <vector>
 
-#include "backend/sim.h"
 #include "common/test_data.h"
 #include "metrics/rerun.h"
 #include "runner/runner.h"
+#include "sim/sim.h"
 
 namespace nf::testing {
 
-// ---- sim recovery (seed 002; backend/sim_fhir_agent.h) ----
+// ---- sim recovery (seed 002; sim/sim_fhir_agent.h) ----
 
 inline Study fhir_study() {
   Study st;

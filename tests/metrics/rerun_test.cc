@@ -7,10 +7,10 @@
 #include <cmath>
 #include <functional>
 
-#include "backend/sim.h"
-#include "metrics/rerun_sim_util.h"
 #include "common/test_data.h"
+#include "metrics/rerun_sim_util.h"
 #include "runner/runner.h"
+#include "sim/sim.h"
 #include "stats/proportion.h"
 
 namespace nf {

@@ -5,9 +5,9 @@
 
 #include <map>
 
-#include "backend/sim.h"
 #include "common/test_data.h"
 #include "runner/runner.h"
+#include "sim/sim.h"
 #include "task/fhir_agent_task.h"
 
 namespace nf {

@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "backend/sim.h"
-#include "backend/sim_chat.h"
-#include "backend/sim_judge.h"
 #include "common/test_data.h"
 #include "runner/judge.h"
+#include "sim/sim.h"
+#include "sim/sim_chat.h"
+#include "sim/sim_judge.h"
 #include "spec/study.h"
 #include "store/store.h"
 #include "util/hash.h"

@@ -10,12 +10,12 @@
 #include <string>
 
 #include "backend/openai.h"
-#include "backend/sim.h"
-#include "backend/sim_server.h"
 #include "common/test_data.h"
 #include "core/draw_seed.h"
 #include "runner/judge.h"
 #include "runner/runner.h"
+#include "sim/sim.h"
+#include "sim/sim_server.h"
 #include "spec/study.h"
 #include "store/store.h"
 

@@ -1,5 +1,5 @@
 // The six-stage vignette agent (task/vignette_task.h), its descriptor conditions
-// (perturb/descriptors.h) and the simulated agent's protocol (backend/sim_agent.h).
+// (perturb/descriptors.h) and the simulated agent's protocol (sim/sim_agent.h).
 #include "task/vignette_task.h"
 
 #include <gtest/gtest.h>
@@ -7,9 +7,9 @@
 #include <cmath>
 #include <map>
 
-#include "backend/sim.h"
-#include "backend/sim_agent.h"
 #include "perturb/descriptors.h"
+#include "sim/sim.h"
+#include "sim/sim_agent.h"
 
 namespace nf {
 namespace {

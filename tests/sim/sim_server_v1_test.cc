@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
-#include "backend/sim_server.h"
+#include "sim/sim_server.h"
 
 namespace nf {
 namespace {

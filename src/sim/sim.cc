@@ -1,16 +1,17 @@
-#include "backend/sim.h"
+#include "sim/sim.h"
 
 #include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
 #include <numeric>
+#include <optional>
 
-#include "backend/sim_agent.h"
-#include "backend/sim_fhir_agent.h"
-#include "backend/sim_chat.h"
-#include "backend/sim_judge.h"
-#include "backend/sim_refusal.h"
+#include "sim/sim_agent.h"
+#include "sim/sim_chat.h"
+#include "sim/sim_fhir_agent.h"
+#include "sim/sim_judge.h"
+#include "sim/sim_refusal.h"
 #include "util/file.h"
 #include "util/hash.h"
 #include "util/rng.h"
@@ -178,7 +179,7 @@ Result<SimParams> SimParams::from_json(const nlohmann::json& j) {
         NF_ASSIGN_OR_RETURN(double add, finite_param(r["add"], "gold_logit_when.add"));
         p.gold_logit_when.push_back({r["contains"].get<std::string>(), add});
       }
-    } else if (key == "refusal_key") {  // backend/sim_refusal.h
+    } else if (key == "refusal_key") {  // sim/sim_refusal.h
       if (!value.is_string() || value.get<std::string>().empty())
         return InvalidArgument("sim params: 'refusal_key' must be a file path");
       p.refusal_key = value.get<std::string>();
@@ -360,7 +361,27 @@ std::vector<double> SimBackend::option_probabilities(std::string_view model, std
   return probabilities_from_logits(option_logits(model, stem, option_texts, prompt), temperature, top_p);
 }
 
-nlohmann::json sim_mcq_logprobs(const SimBackend& sim, const ChatRequest& request, const std::string& answer) {
+std::vector<std::string> sim_reply_tokens(std::string_view text) {
+  std::vector<std::string> out;
+  const size_t tag = text.rfind("<answer>");
+  if (tag == std::string_view::npos) {
+    if (!text.empty()) out.emplace_back(text);
+    return out;
+  }
+  if (tag > 0) out.emplace_back(text.substr(0, tag));
+  out.insert(out.end(), {"<", "answer", ">"});
+  std::string_view rest = text.substr(tag + 8);
+  const size_t close = rest.find("</answer>");
+  const std::string_view inner = close == std::string_view::npos ? rest : rest.substr(0, close);
+  if (!inner.empty()) out.emplace_back(inner);
+  if (close != std::string_view::npos) {
+    out.insert(out.end(), {"</", "answer", ">"});
+    if (close + 9 < rest.size()) out.emplace_back(rest.substr(close + 9));
+  }
+  return out;
+}
+
+nlohmann::json sim_mcq_logprobs(const SimBackend& sim, const ChatRequest& request, const std::string& reply) {
   const auto& x = request.extra_body;
   const auto lp = x.find("logprobs");
   const auto top = x.find("top_logprobs");
@@ -377,17 +398,31 @@ nlohmann::json sim_mcq_logprobs(const SimBackend& sim, const ChatRequest& reques
   std::vector<size_t> order(p.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p[a] > p[b]; });
-  nlohmann::json tops = nlohmann::json::array();
-  double answer_lp = -9999.0;
-  for (size_t k = 0; k < order.size(); ++k) {
-    const std::string let(1, static_cast<char>('A' + order[k]));
-    const double l = p[order[k]] > 0 ? std::log(p[order[k]]) : -9999.0;
-    if (let == answer) answer_lp = l;
-    if (static_cast<int>(k) < n) tops.push_back({{"token", let}, {"logprob", l}});
+  // The answer position: the token right after the last "<", "answer", ">".
+  const std::vector<std::string> tokens = sim_reply_tokens(reply);
+  std::optional<size_t> answer_at;
+  for (size_t i = 0; i + 3 < tokens.size(); ++i)
+    if (tokens[i] == "<" && tokens[i + 1] == "answer" && tokens[i + 2] == ">") answer_at = i + 3;
+  nlohmann::json content = nlohmann::json::array();
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (answer_at && i == *answer_at) {
+      nlohmann::json tops = nlohmann::json::array();
+      double answer_lp = -9999.0;
+      for (size_t k = 0; k < order.size(); ++k) {
+        const std::string let(1, static_cast<char>('A' + order[k]));
+        const double l = p[order[k]] > 0 ? std::log(p[order[k]]) : -9999.0;
+        if (let == tokens[i]) answer_lp = l;
+        if (static_cast<int>(k) < n) tops.push_back({{"token", let}, {"logprob", l}});
+      }
+      content.push_back({{"token", tokens[i]}, {"logprob", answer_lp}, {"top_logprobs", std::move(tops)}});
+    } else {
+      // Every other token is certain under the sim: logprob 0, the only alternative listed.
+      nlohmann::json tops = nlohmann::json::array();
+      if (n > 0) tops.push_back({{"token", tokens[i]}, {"logprob", 0.0}});
+      content.push_back({{"token", tokens[i]}, {"logprob", 0.0}, {"top_logprobs", std::move(tops)}});
+    }
   }
-  return {{"content", nlohmann::json::array({{{"token", answer.empty() && !tops.empty() ? tops[0]["token"] : nlohmann::json(answer)},
-                                              {"logprob", answer_lp},
-                                              {"top_logprobs", tops}}})}};
+  return {{"content", std::move(content)}};
 }
 
 ChatResponse SimBackend::complete(const ChatRequest& request) {
@@ -424,13 +459,13 @@ ChatResponse SimBackend::complete(const ChatRequest& request) {
   ChatResponse resp;
   SimMcqPrompt prompt;
   SimJudgePrompt judge_prompt;
-  if (auto fhir = sim_fhir_agent_reply(request, params_.seed)) {  // backend/sim_fhir_agent.h
+  if (auto fhir = sim_fhir_agent_reply(request, params_.seed)) {  // sim/sim_fhir_agent.h
     if (!fhir->ok()) return api_error(fhir->status().message());
     resp.content = std::move(*fhir).value();
-  } else if (auto agent = sim_agent_reply(request, last_user->content, params_.seed, r_template)) {  // backend/sim_agent.h
+  } else if (auto agent = sim_agent_reply(request, last_user->content, params_.seed, r_template)) {  // sim/sim_agent.h
     if (!agent->ok()) return api_error(agent->status().message());
     resp.content = std::move(*agent).value();
-  } else if (parse_sim_judge_prompt(request, judge_prompt)) {  // backend/sim_judge.h
+  } else if (parse_sim_judge_prompt(request, judge_prompt)) {  // sim/sim_judge.h
     auto behaviour = sim_judge_behaviour(
         request.extra_body, {params_.judge_leniency, params_.judge_flip_rate, params_.judge_garbage_rate});
     if (!behaviour.ok()) return api_error(behaviour.status().message());
@@ -460,16 +495,12 @@ ChatResponse SimBackend::complete(const ChatRequest& request) {
                      "\n\n<answer>" + let + "</answer>";
     }
     // Asked for logprobs (extra_body logprobs/top_logprobs, as a subject's `logprobs: N` sends).
-    const size_t tag = resp.content.rfind("<answer>");
-    resp.logprobs = sim_mcq_logprobs(*this, request,
-                                     tag != std::string::npos && tag + 8 < resp.content.size()
-                                         ? resp.content.substr(tag + 8, 1)
-                                         : std::string());
-  } else if (params_.refusal_mode) {  // XSTest-style compliance / refusal (backend/sim_refusal.h)
+    resp.logprobs = sim_mcq_logprobs(*this, request, resp.content);
+  } else if (params_.refusal_mode) {  // XSTest-style compliance / refusal (sim/sim_refusal.h)
     const SimRefusalParams rp{params_.refusal_rate, params_.refusal_rate_unsafe, params_.hidden_refusal_share,
                               params_.refusal_labels};
     resp.content = sim_refusal_reply(sim_refusal_kind(rp, last_user->content, u_choice, u_parse), r_template);
-  } else {  // free-text chat (backend/sim_chat.h)
+  } else {  // free-text chat (sim/sim_chat.h)
     resp.content = sim_chat_reply(last_user->content, params_.clarify_rate, params_.clarify_rate_truncated, u_choice,
                                   r_template);
   }

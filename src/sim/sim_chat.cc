@@ -1,4 +1,4 @@
-#include "backend/sim_chat.h"
+#include "sim/sim_chat.h"
 
 #include <array>
 

@@ -1,4 +1,4 @@
-#include "backend/sim_agent.h"
+#include "sim/sim_agent.h"
 
 #include <fmt/format.h>
 

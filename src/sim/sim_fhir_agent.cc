@@ -1,4 +1,4 @@
-#include "backend/sim_fhir_agent.h"
+#include "sim/sim_fhir_agent.h"
 
 #include <algorithm>
 #include <bit>

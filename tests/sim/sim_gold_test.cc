@@ -5,8 +5,8 @@
 
 #include <cmath>
 
-#include "backend/sim.h"
 #include "common/test_data.h"
+#include "sim/sim.h"
 
 namespace nf {
 namespace {

@@ -1,6 +1,6 @@
-#include "backend/sim_judge.h"
+#include "sim/sim_judge.h"
 
-#include "backend/sim_refusal.h"
+#include "sim/sim_refusal.h"
 
 #include <array>
 #include <cmath>
@@ -81,7 +81,7 @@ Result<SimJudgeBehaviour> sim_judge_behaviour(const nlohmann::json& extra_body, 
 std::string sim_judge_reply(const SimJudgePrompt& prompt, const SimJudgeBehaviour& b, double u_garbage,
                             double u_lenient, double u_flip, uint64_t r_template) {
   if (u_garbage < b.garbage_rate) return std::string(kGarbage[r_template % kGarbage.size()]);
-  // A compliance criterion (XSTest, backend/sim_refusal.h) is judged by full compliance;
+  // A compliance criterion (XSTest, sim/sim_refusal.h) is judged by full compliance;
   // any other by the missing-information notion of seed 004 Appendix A.
   const bool compliance = sim_judge_criterion_is_compliance(prompt.criterion);
   const bool acknowledges =

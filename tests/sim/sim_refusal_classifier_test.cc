@@ -1,9 +1,9 @@
-// The sim refusal subject (backend/sim_refusal.h) against the string-match classifier
+// The sim refusal subject (sim/sim_refusal.h) against the string-match classifier
 // (task/refusal.h): plain refusals are caught, hidden refusals and compliance are not —
 // the property that makes the XSTest chat study's two scoring paths disagree by design.
 #include <gtest/gtest.h>
 
-#include "backend/sim_refusal.h"
+#include "sim/sim_refusal.h"
 #include "task/refusal.h"
 
 namespace nf {

@@ -24,10 +24,10 @@
 // bit_cast<uint64>(T), bit_cast<uint64>(top_p)}), seed_id = 0 at T = 0 (the whole reply
 // is deterministic per prompt). A draw never depends on call order or thread.
 //
-// Which reply: a vignette-agent stage prompt (backend/sim_agent.h), else a judge prompt
-// (backend/sim_judge.h), else an MCQ prompt (above), else a free-text chat reply
-// (backend/sim_refusal.h: compliance or refusal when a refusal_* key is set; else
-// backend/sim_chat.h: clarifying or confident).
+// Which reply: a vignette-agent stage prompt (sim/sim_agent.h), else a judge prompt
+// (sim/sim_judge.h), else an MCQ prompt (above), else a free-text chat reply
+// (sim/sim_refusal.h: compliance or refusal when a refusal_* key is set; else
+// sim/sim_chat.h: clarifying or confident).
 // A request at T > 0 without a seed uses an internal atomic counter instead: like a real
 // server it is then NOT reproducible.
 #pragma once
@@ -53,11 +53,11 @@ struct SimParams {
   double spread = 1.5;            // sd of the latent option logits (>= 0; default 1.5)
   double abstain_logit = -1.0;    // added to abstention options' logits (finite; default -1)
   double parse_error_rate = 0.0;  // P(reply has no extractable letter), in [0, 1] (default 0)
-  // Free-text chat (backend/sim_chat.h; seed 004 §2.3): P(clarifying reply) when the last
+  // Free-text chat (sim/sim_chat.h; seed 004 §2.3): P(clarifying reply) when the last
   // user turn ends with terminal punctuation / looks cut off. Each in [0, 1].
   double clarify_rate = 0.2;            // default 0.2
   double clarify_rate_truncated = 0.6;  // default 0.6
-  // Judge prompts (backend/sim_judge.h; seed 004 §2.6). Each in [0, 1].
+  // Judge prompts (sim/sim_judge.h; seed 004 §2.6). Each in [0, 1].
   double judge_leniency = 0.1;      // P(met) for a response that does not acknowledge (default 0.1)
   double judge_flip_rate = 0.05;    // P(verdict flipped) after that (default 0.05)
   double judge_garbage_rate = 0.0;  // P(unparseable judge reply) (default 0)
@@ -74,7 +74,7 @@ struct SimParams {
   std::vector<GoldRule> gold_logit_when;
   /// Trimmed question -> gold option text, read from answer_key by from_json.
   std::shared_ptr<const std::map<std::string, std::string>> gold;
-  // XSTest-style refusals (backend/sim_refusal.h; docs/xstest-chat.md): with refusal_rate
+  // XSTest-style refusals (sim/sim_refusal.h; docs/xstest-chat.md): with refusal_rate
   // set, free-text replies are full compliance / plain refusal / hidden refusal instead of
   // clarifying / confident. refusal_key = an XSTest prompts CSV telling safe from unsafe.
   bool refusal_mode = false;        // true when any refusal_* key is given
@@ -111,18 +111,29 @@ struct SimMcqPrompt {
 /// Parses the rendered MCQ layout (see the banner). Options are the first run of
 /// consecutive lines matching ^([A-J])\. (.+)$ that starts at "A" and continues B, C...;
 /// the stem is the text before the first option line, trimmed. Returns false when the
-/// text has no such run (then the sim gives a free-text chat reply, backend/sim_chat.h).
+/// text has no such run (then the sim gives a free-text chat reply, sim/sim_chat.h).
 bool parse_sim_mcq_prompt(std::string_view text, SimMcqPrompt& out);
 
 class SimBackend;
 
+/// The sim's tokenisation of a reply: the text before the last "<answer>" as one token
+/// (a real tokenizer splits it further; only the answer position matters here and one
+/// token keeps stored bodies small), then "<", "answer", ">", the text up to "</answer>"
+/// (the letter), "</", "answer", ">" and any rest. Without an answer tag the whole reply
+/// is one token (none when empty). The tokens concatenate to `text` exactly.
+std::vector<std::string> sim_reply_tokens(std::string_view text);
+
 /// choices[0].logprobs of the sim for an MCQ request whose extra_body asks for them
-/// ("logprobs": true, "top_logprobs": N in 0..20): one content token, the answer letter
-/// (`answer`; the most likely letter when empty), with its logprob and the N most likely
-/// option letters under the sim's option distribution at temperature 1, top_p 1 (the
-/// gold bonus of the prompt included), most likely first; letters beyond N are absent
-/// (unknown), as with a real server. Null when not asked for or not an MCQ prompt.
-nlohmann::json sim_mcq_logprobs(const SimBackend& sim, const ChatRequest& request, const std::string& answer);
+/// ("logprobs": true, "top_logprobs": N in 0..20), in the OpenAI format: one
+/// logprobs.content entry per token of `reply` (sim_reply_tokens), like a real server's,
+/// so the answer letter sits after "<", "answer", ">" and not at position 0 (the case
+/// the issue 11 llama.cpp trial met). The letter after the last "<answer>" carries its
+/// logprob and top_logprobs = the N most likely option letters under the sim's option
+/// distribution at temperature 1, top_p 1 (the gold bonus of the prompt included), most
+/// likely first; letters beyond N are absent (unknown), as with a real server. Every other
+/// token has logprob 0 and lists only itself. A reply without an answer tag (a parse
+/// error) has no answer position. Null when not asked for or not an MCQ prompt.
+nlohmann::json sim_mcq_logprobs(const SimBackend& sim, const ChatRequest& request, const std::string& reply);
 
 /// Order-dependent hash of every message's role and content (the sampling stream key).
 uint64_t messages_hash(const std::vector<ChatMessage>& messages);

@@ -2,8 +2,8 @@
 // nucleus truncation, against option_probabilities (the ground truth).
 #include <gtest/gtest.h>
 
-#include "backend/sim.h"
-#include "backend/sim_test_util.h"
+#include "sim/sim.h"
+#include "sim/sim_test_util.h"
 
 namespace nf {
 namespace {

@@ -4,13 +4,14 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "backend/sim.h"
+#include "sim/sim.h"
 #include "util/status.h"
 
 namespace nf {
@@ -60,6 +61,11 @@ struct SimServerCounters {
   nlohmann::json to_json() const;
 };
 
+/// Simulated subjects served by name (`serve-sim --study`, runner/sim_models.h): the
+/// request's `model` selects its SimParams, as a vLLM or llama.cpp server with several
+/// served model names selects the weights. Empty = one parameter set for every name.
+using SimModels = std::map<std::string, SimParams>;
+
 /// An httplib::Server on a background thread, bound to 127.0.0.1 only. Endpoints:
 ///   POST /v1/chat/completions, /chat/completions: ChatRequest::from_openai_json ->
 ///        SimBackend::complete -> the OpenAI chat.completion body (created = now);
@@ -69,11 +75,18 @@ struct SimServerCounters {
 ///   GET  /v1/sim/stats: SimServerCounters as {"chat_requests", "faults": {"429", "500",
 ///        "reset", "truncate", "slow"}, "throttled_429", "total_429"}
 /// Logprobs: a request with "logprobs": true and "top_logprobs": N (1..20) whose last user
-/// message is an MCQ prompt gets choices[0].logprobs = {"content": [{"token": <answer
-/// letter>, "logprob", "top_logprobs": [...]}]}: the N most likely option letters under the
-/// sim's latent option distribution (temperature 1, top_p 1; SimBackend::option_logits),
-/// most likely first, so letters beyond N are absent (unknown) as with a real server.
-/// Any model name is accepted (it is part of the simulator's streams). Thread-safe.
+/// message is an MCQ prompt gets choices[0].logprobs = {"content": [one entry per token of
+/// the reply]} (sim_mcq_logprobs): at the answer letter after "<answer>", "top_logprobs"
+/// holds the N most likely option letters under the sim's latent option distribution
+/// (temperature 1, top_p 1; SimBackend::option_logits), most likely first, so letters
+/// beyond N are absent (unknown) as with a real server.
+/// Models: without a SimModels table any model name is accepted (it is part of the
+/// simulator's streams) and answered with the one SimParams. With a table, a request is
+/// answered by its model's own SimBackend -- the same reply, logprobs and
+/// system_fingerprint ("sim-" + that model's params hash) as `backend: sim` with those
+/// params in process -- and an unknown name gets 404 {"error": {"message": "The model `X`
+/// does not exist ...", "type": "NotFoundError", "code": 404}} as vLLM answers it;
+/// /v1/models lists the table's names. Thread-safe.
 class SimServer {
  public:
   /// Binds 127.0.0.1:`port` (0 = any free port) and starts serving.
@@ -81,6 +94,9 @@ class SimServer {
   static Result<std::unique_ptr<SimServer>> start(SimParams params, int port = 0);
   /// As above, with fault injection. Errors also: InvalidArgument from faults.validate().
   static Result<std::unique_ptr<SimServer>> start(SimParams params, int port, FaultOptions faults);
+  /// As above, serving `models` by name (see the class comment); `params` answers every
+  /// name when `models` is empty.
+  static Result<std::unique_ptr<SimServer>> start(SimParams params, int port, FaultOptions faults, SimModels models);
 
   struct Impl;
   /// Use start(); public only for std::make_unique.

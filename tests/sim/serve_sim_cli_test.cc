@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "backend/openai.h"
-#include "backend/sim.h"
-#include "backend/sim_server.h"
-#include "backend/sim_test_util.h"
+#include "sim/sim.h"
+#include "sim/sim_server.h"
+#include "sim/sim_test_util.h"
 
 namespace nf {
 namespace {

@@ -1,4 +1,4 @@
-#include "backend/sim_server.h"
+#include "sim/sim_server.h"
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -84,13 +84,15 @@ nlohmann::json SimServerCounters::to_json() const {
 }
 
 struct SimServer::Impl {
-  explicit Impl(SimParams params, FaultOptions f) : sim(params), faults(std::move(f)) {
+  Impl(SimParams params, FaultOptions f, const SimModels& served) : sim(params), faults(std::move(f)) {
+    for (const auto& [name, p] : served) models.emplace(name, std::make_unique<SimBackend>(p));
     const std::string& ra = faults.retry_after;
     if (!ra.empty() && ra.size() < 7 &&
         std::all_of(ra.begin(), ra.end(), [](unsigned char c) { return std::isdigit(c) != 0; }))
       throttle_s = std::stod(ra);
   }
   SimBackend sim;
+  std::map<std::string, std::unique_ptr<SimBackend>> models;  // empty: `sim` answers every name
   FaultOptions faults;
   double throttle_s = 0.0;  // window opened by a 429 fault (0 = none)
   mutable std::mutex counters_mu;
@@ -192,7 +194,24 @@ struct SimServer::Impl {
       reply_error(res, 400, request.status().message());
       return;
     }
-    ChatResponse r = sim.complete(*request);
+    SimBackend* backend = &sim;
+    if (!models.empty()) {
+      const auto m = models.find(request->model);
+      if (m == models.end()) {
+        std::string names;
+        for (const auto& [name, unused] : models) names += (names.empty() ? "" : ", ") + name;
+        res.status = 404;
+        res.set_content(dump({{"error",
+                               {{"message", fmt::format("The model `{}` does not exist (this serve-sim serves: {}).",
+                                                        request->model, names)},
+                                {"type", "NotFoundError"},
+                                {"code", 404}}}}),
+                        "application/json");
+        return;
+      }
+      backend = m->second.get();
+    }
+    ChatResponse r = backend->complete(*request);
     if (r.kind != ResponseKind::kOk) {
       reply_error(res, 400, r.error);
       return;
@@ -204,7 +223,7 @@ struct SimServer::Impl {
       return;
     }
     out["created"] = static_cast<int64_t>(std::time(nullptr));
-    // choices[0].logprobs come from SimBackend::complete (sim_mcq_logprobs in backend/sim.h).
+    // choices[0].logprobs come from SimBackend::complete (sim_mcq_logprobs in sim/sim.h).
     res.status = 200;
     std::string text = dump(out);
     if (fault == "truncate") text.resize(text.size() / 2);
@@ -231,9 +250,13 @@ Result<std::unique_ptr<SimServer>> SimServer::start(SimParams params, int port) 
 }
 
 Result<std::unique_ptr<SimServer>> SimServer::start(SimParams params, int port, FaultOptions faults) {
+  return start(std::move(params), port, std::move(faults), {});
+}
+
+Result<std::unique_ptr<SimServer>> SimServer::start(SimParams params, int port, FaultOptions faults, SimModels served) {
   if (port < 0 || port > 65535) return InvalidArgument("serve-sim: port must be in [0, 65535]");
   NF_RETURN_IF_ERROR(faults.validate());
-  auto impl = std::make_unique<Impl>(params, std::move(faults));
+  auto impl = std::make_unique<Impl>(params, std::move(faults), served);
   Impl* p = impl.get();
   // SO_REUSEADDR only: httplib's default also sets SO_REUSEPORT, which would let a second
   // server silently share a port that is already in use.
@@ -261,13 +284,12 @@ Result<std::unique_ptr<SimServer>> SimServer::start(SimParams params, int port, 
                 "a real OpenAI-compatible server");
   };
   p->server.Post("/chat/completions", without_v1);
-  auto models = [](const httplib::Request&, httplib::Response& res) {
-    res.set_content(dump({{"object", "list"},
-                          {"data", nlohmann::json::array({{{"id", "sim"},
-                                                           {"object", "model"},
-                                                           {"created", 0},
-                                                           {"owned_by", "noisefloor"}}})}}),
-                    "application/json");
+  auto models = [p](const httplib::Request&, httplib::Response& res) {
+    nlohmann::json data = nlohmann::json::array();
+    if (p->models.empty()) data.push_back("sim");
+    for (const auto& [name, unused] : p->models) data.push_back(name);
+    for (auto& d : data) d = {{"id", d}, {"object", "model"}, {"created", 0}, {"owned_by", "noisefloor"}};
+    res.set_content(dump({{"object", "list"}, {"data", std::move(data)}}), "application/json");
   };
   p->server.Get("/v1/models", models);
   p->server.Get("/models", without_v1);

@@ -1,4 +1,4 @@
-// Helpers shared by the backend tests: an MCQ prompt in the task/mcq.h layout and the
+// Helpers shared by the sim and backend tests: an MCQ prompt in the task/mcq.h layout and the
 // tag extraction the sim's replies follow.
 #pragma once
 
@@ -11,7 +11,7 @@
 #include <cmath>
 
 #include "backend/backend.h"
-#include "backend/sim.h"
+#include "sim/sim.h"
 
 namespace nf::testing {
 

@@ -36,12 +36,10 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/backend.h"
+#include "task/prompt_protocol.h"  // kFhirAgentPreamble
 #include "util/status.h"
 
 namespace nf {
-
-inline constexpr std::string_view kFhirAgentPreamble =
-    "You are an expert at using FHIR functions to help clinicians with their work.";
 
 struct SimFhirAgentParams {
   double omission = 0.0;       // per run, in [0, 1]

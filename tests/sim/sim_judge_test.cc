@@ -1,13 +1,13 @@
-// The simulator's chat model (backend/sim_chat.h) and judge (backend/sim_judge.h):
+// The simulator's chat model (sim/sim_chat.h) and judge (sim/sim_judge.h):
 // parameters, the prompt contract, known truth and its rates.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
 
-#include "backend/sim.h"
-#include "backend/sim_chat.h"
-#include "backend/sim_judge.h"
+#include "sim/sim.h"
+#include "sim/sim_chat.h"
+#include "sim/sim_judge.h"
 
 namespace nf {
 namespace {

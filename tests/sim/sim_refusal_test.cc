@@ -1,15 +1,15 @@
-// The simulator's XSTest-style subject (backend/sim_refusal.h) and the compliance
+// The simulator's XSTest-style subject (sim/sim_refusal.h) and the compliance
 // criterion of its judge: parameters, the reply kinds and their rates (the known truth the
 // XSTest chat study checks against).
-#include "backend/sim_refusal.h"
+#include "sim/sim_refusal.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
 
-#include "backend/sim.h"
-#include "backend/sim_judge.h"
+#include "sim/sim.h"
+#include "sim/sim_judge.h"
 #include "common/test_data.h"
 
 namespace nf {

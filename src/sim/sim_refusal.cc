@@ -1,5 +1,5 @@
 // The simulator's XSTest-style subject. See sim_refusal.h.
-#include "backend/sim_refusal.h"
+#include "sim/sim_refusal.h"
 
 #include <array>
 

@@ -1,5 +1,5 @@
 // The seeded simulator: parameters, determinism, ground truth, thread independence.
-#include "backend/sim.h"
+#include "sim/sim.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <set>
 #include <thread>
 
-#include "backend/sim_test_util.h"
+#include "sim/sim_test_util.h"
 
 namespace nf {
 namespace {

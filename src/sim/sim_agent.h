@@ -36,12 +36,10 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "task/prompt_protocol.h"  // kAgentPreamble, kAgentFieldsLead
 #include "util/status.h"
 
 namespace nf {
-
-inline constexpr std::string_view kAgentPreamble = "You are an emergency clinical decision-support agent.";
-inline constexpr std::string_view kAgentFieldsLead = "Respond with only a JSON object with the fields: ";
 
 /// The six actions of the floor study (data README floor_projections), in that order.
 const std::vector<std::string>& agent_actions();
