@@ -5,14 +5,17 @@
 // stratum equals a direct count of task/refusal.h over the stored completions; (2) both
 // scorers are present per model (envelope cells, safe and unsafe strata); (3) the envelope
 // recovers the configured orderings and rho_flip; each scorer's compliance matches the truth
-// read from the stored replies (backend/sim_refusal.h) and the configured rates.
+// read from the stored replies (sim/sim_refusal.h) and the configured rates.
 #include <gtest/gtest.h>
+
+#include <signal.h>
 
 #include <cmath>
 #include <map>
 #include <string>
 
-#include "backend/sim_refusal.h"
+#include "sim/sim_refusal.h"
+#include "common/process.h"
 #include "common/test_data.h"
 #include "store/store.h"
 #include "task/refusal.h"
@@ -187,6 +190,27 @@ TEST_F(XstestChat, AnalyzeWithTheEnvelopeOptionGivesTheSameResult) {
                               t.path(), testing::data_env());
   EXPECT_EQ(bad.exit_code, 2) << bad.err;
   EXPECT_NE(bad.err.find("judge:nobody"), std::string::npos) << bad.err;
+}
+
+// The same study over HTTP: serve-sim --study serves the three refusal profiles and the three
+// judges under their model names; completions, judgments and the envelope equal the offline run.
+TEST_F(XstestChat, OverHttpThroughServeSimTheResultsAreIdentical) {
+  testing::TempDir t;
+  ::setenv("NOISEFLOOR_DATA", testing::data_dir().c_str(), 1);  // serve-sim reads the refusal key
+  testing::Child sim = testing::spawn(
+      {"serve-sim", "--port", "0", "--study", std::string(NF_SOURCE_DIR) + "/examples/xstest-chat.yaml"}, t / "sim.err");
+  const std::string line = testing::read_line(sim);
+  const auto at = line.find("http://");
+  ASSERT_NE(at, std::string::npos) << testing::slurp(t / "sim.err");
+  const auto http = testing::run_cli("audit " + std::string(NF_SOURCE_DIR) + "/examples/xstest-chat-http.yaml --quiet --out " +
+                                         (t / "http") + " --store " + (t / "http.sqlite"),
+                                     t.path(), testing::data_env() + " SIM_URL=" + line.substr(at));
+  testing::kill_and_wait(sim, SIGTERM);
+  ASSERT_EQ(http.exit_code, 0) << http.err;
+  const auto he = json::parse(testing::slurp(t / "http/results.json"))["analyses"]["envelope"];
+  EXPECT_EQ(he["scorers"], envelope()["scorers"]);
+  EXPECT_EQ(he["pairs"], envelope()["pairs"]);
+  EXPECT_EQ(he["rankings"], envelope()["rankings"]);
 }
 
 TEST(XstestChatInput, ABadPromptRowIsExit2NamingFileLineAndField) {
