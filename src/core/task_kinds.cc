@@ -27,7 +27,7 @@ const std::vector<TaskKind>& task_kinds() {
       {"mcq", {"medqa", "bbq"}, mcq_condition_names(), {"none"}, {"floor", "majority_floor", "mcq_robustness"}, false, {}},
       {"vignette_agent", {"vignettes"}, vignette_condition_names(), vignette_condition_names(),
        {"floor", "majority_floor", "mcq_robustness", "fairness"}, false, {}},
-      {"chat", {"chat", "probe_sheet"}, chat_condition_names(), {"none"}, {}, true, {}},
+      {"chat", {"chat", "probe_sheet", "xstest"}, chat_condition_names(), {"none"}, {}, true, {}},
       {"fhir_agent", {"medagentbench"}, {"none"}, {"none"}, {"rerun"}, false,
        {"fhir_base", "feedback", "get_cut_chars", "max_rounds", "families", "per_family", "chart_seed"}},
   };

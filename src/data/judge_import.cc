@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "util/csv.h"
 #include "util/file.h"
 #include "util/strings.h"
 
@@ -21,68 +22,13 @@ struct Table {
   std::vector<std::pair<size_t, json>> rows;  // (1-based line, object)
 };
 
-// RFC 4180 CSV (quoted fields may contain commas, quotes as "", and newlines) into
-// objects keyed by the header. Every field is a string.
+// RFC 4180 CSV (util/csv.h) into objects keyed by the header. Every field is a string.
 Result<Table> parse_csv_table(const std::string& path, const std::string& text) {
-  std::vector<std::pair<size_t, std::vector<std::string>>> recs;
-  size_t i = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0, line = 1;
-  const size_t n = text.size();
-  while (i < n) {
-    std::vector<std::string> fields;
-    const size_t start_line = line;
-    for (;;) {
-      std::string f;
-      if (i < n && text[i] == '"') {
-        ++i;
-        bool closed = false;
-        while (i < n) {
-          if (text[i] == '"') {
-            if (i + 1 < n && text[i + 1] == '"') {
-              f += '"';
-              i += 2;
-              continue;
-            }
-            ++i;
-            closed = true;
-            break;
-          }
-          if (text[i] == '\n') ++line;
-          f += text[i++];
-        }
-        if (!closed) return InvalidArgument(fmt::format("{}:{}: malformed CSV: unterminated quoted field", path, start_line));
-      } else {
-        while (i < n && text[i] != ',' && text[i] != '\n' && text[i] != '\r') f += text[i++];
-      }
-      fields.push_back(std::move(f));
-      if (i < n && text[i] == ',') {
-        ++i;
-        continue;
-      }
-      if (i < n && text[i] == '\r') ++i;
-      if (i < n && text[i] == '\n') {
-        ++i;
-        ++line;
-      }
-      break;
-    }
-    if (!(fields.size() == 1 && fields[0].empty())) recs.emplace_back(start_line, std::move(fields));
-  }
-  if (recs.empty()) return InvalidArgument(fmt::format("{}: empty file (expected a header row)", path));
-  const auto& header = recs[0].second;
-  for (size_t c = 0; c < header.size(); ++c) {
-    for (size_t e = 0; e < c; ++e) {
-      if (header[e] == header[c])  // a second column of the same name would silently win
-        return InvalidArgument(fmt::format("{}:{}: {}: duplicate column in the header", path, recs[0].first, header[c]));
-    }
-  }
+  NF_ASSIGN_OR_RETURN(CsvTable csv, parse_csv(path, text));
   Table t;
-  for (size_t r = 1; r < recs.size(); ++r) {
-    const auto& [ln, f] = recs[r];
-    if (f.size() != header.size())
-      return InvalidArgument(fmt::format("{}:{}: expected {} fields as in the header, found {}", path, ln,
-                                         header.size(), f.size()));
+  for (auto& [ln, f] : csv.records) {
     json o = json::object();
-    for (size_t c = 0; c < f.size(); ++c) o[header[c]] = f[c];
+    for (size_t c = 0; c < f.size(); ++c) o[csv.header[c]] = std::move(f[c]);
     t.rows.emplace_back(ln, std::move(o));
   }
   return t;

@@ -1,5 +1,7 @@
 #include "metrics/envelope.h"
 
+#include "metrics/rescore.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -413,7 +415,8 @@ Result<EnvelopeOptions> EnvelopeOptions::from_json(const nlohmann::json& j) {
   if (!j.is_object()) return InvalidArgument(fmt::format("envelope: options must be a JSON object, got {}", j.dump()));
   const std::vector<std::string> known{"outcome",     "condition", "thresholds", "sdi_min_mean", "parse_clean",
                                        "resamples",   "seed",      "level",      "axes",         "scoring_axis",
-                                       "free_form",   "parse_outcome", "scoring_paths", "pool_axes"};
+                                       "free_form",   "parse_outcome", "scoring_paths", "pool_axes",
+                                       "scorers",     "stratum"};
   for (const auto& [k, v] : j.items()) {
     if (std::find(known.begin(), known.end(), k) == known.end())
       return InvalidArgument(fmt::format("envelope.{}: unknown option (known: {})", k, fmt::join(known, ", ")));
@@ -445,6 +448,20 @@ Result<EnvelopeOptions> EnvelopeOptions::from_json(const nlohmann::json& j) {
           return InvalidArgument(fmt::format("envelope.scoring_paths.{}: expected an outcome name", path));
         o.scoring_paths[path] = outcome.get<std::string>();
       }
+    }
+    else if (k == "scorers") {  // metrics/rescore.h
+      if (!v.is_array() || v.empty())
+        return InvalidArgument(fmt::format("envelope.scorers: expected a list of scorers, got {}", v.dump()));
+      for (const auto& x : v) {
+        if (!x.is_string()) return InvalidArgument(fmt::format("envelope.scorers: expected strings, got {}", x.dump()));
+        if (auto st = check_scorer_name(x.get<std::string>()); !st.ok())
+          return InvalidArgument("envelope.scorers: " + st.message());
+        o.scorers.push_back(x.get<std::string>());
+      }
+    } else if (k == "stratum") {
+      if (!v.is_object() || v.size() != 1 || !v.begin().value().is_string())
+        return InvalidArgument(fmt::format("envelope.stratum: expected one {{field: value}}, got {}", v.dump()));
+      o.stratum[v.begin().key()] = v.begin().value().get<std::string>();
     }
     else if (k == "sdi_min_mean") {
       if (!v.is_number() || v.get<double>() < 0)
@@ -676,6 +693,11 @@ Result<nlohmann::json> envelope_analysis(const std::vector<EnvelopeCell>& cells,
   return j;
 }
 
+namespace {
+Result<nlohmann::json> finish_envelope(AnalysisContext& ctx, const EnvelopeOptions& o, std::vector<EnvelopeCell> cells,
+                                       nlohmann::json j);
+}  // namespace
+
 Result<nlohmann::json> run_envelope(AnalysisContext& ctx, const nlohmann::json& options) {
   NF_ASSIGN_OR_RETURN(EnvelopeOptions o, EnvelopeOptions::from_json(options));
   nlohmann::json j;
@@ -685,6 +707,13 @@ Result<nlohmann::json> run_envelope(AnalysisContext& ctx, const nlohmann::json& 
       "orderings, tau_R (mean Kendall tau-b), total-order mismatch vs 1 - 1/k!, reachable orderings; Type-II "
       "ANOVA shares and per-axis omega^2 on the free-form slice; configuration bootstrap; parse-clean rerun";
   j["source"] = "seed 003 §4, §5, App. D, F, V";
+  if (!o.scorers.empty()) {  // scoring paths over the stored completions (metrics/rescore.h)
+    NF_ASSIGN_OR_RETURN(auto rescored, rescore_completions(ctx.store, o.scorers, o.stratum, o.pool_axes));
+    j["scorers"] = std::move(rescored.report);
+    if (!o.pool_axes.empty()) j["pool_axes"] = o.pool_axes;
+    if (o.outcome.empty()) o.outcome = "full_compliance";
+    return finish_envelope(ctx, o, std::move(rescored.cells), std::move(j));
+  }
   NF_ASSIGN_OR_RETURN(const std::vector<OutcomeRow>* all_rows, ctx.rows());
   if (all_rows->empty()) {
     j["skipped"] = "the store holds no outcome rows";
@@ -742,6 +771,14 @@ Result<nlohmann::json> run_envelope(AnalysisContext& ctx, const nlohmann::json& 
     }
     j["parse_outcome"] = o.parse_outcome;
   }
+  return finish_envelope(ctx, o, std::move(cells), std::move(j));
+}
+
+namespace {
+
+// The envelope over `cells` and the GRID card pins (run_envelope's common tail).
+Result<nlohmann::json> finish_envelope(AnalysisContext& ctx, const EnvelopeOptions& o, std::vector<EnvelopeCell> cells,
+                                       nlohmann::json j) {
   std::set<std::string> subjects, configs;
   for (const auto& c : cells) subjects.insert(c.subject), configs.insert(c.config);
   j["outcome"] = o.outcome;
@@ -770,5 +807,7 @@ Result<nlohmann::json> run_envelope(AnalysisContext& ctx, const nlohmann::json& 
   j["pins"] = pins;
   return j;
 }
+
+}  // namespace
 
 }  // namespace nf

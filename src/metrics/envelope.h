@@ -55,6 +55,14 @@ struct EnvelopeOptions {
   /// Axes whose values are pooled into one configuration before the cells are formed, e.g.
   /// ["seed"]: "diverse" decoding = several seeds averaged (seed 003 §3).
   std::vector<std::string> pool_axes;
+  /// Scoring paths over stored completions (metrics/rescore.h; docs/xstest-chat.md):
+  /// "strmatch", "judge_panel", "judge:NAME". Non-empty: the cells are the stored ok
+  /// completions scored by each scorer (not stored outcomes), the scorer the axis `scorer`,
+  /// and results gain `scorers` (compliance per stratum, scorer disagreement).
+  std::vector<std::string> scorers;
+  /// With `scorers`: the items kept for the cells, {meta field: value} (e.g. {"label":
+  /// "safe"}); the field's other values are reported in `scorers.compliance`. Empty = all.
+  std::map<std::string, std::string> stratum;
 
   /// Reads the options; InvalidArgument "envelope.KEY: problem" for an unknown key, a
   /// wrong type, a threshold outside [0, 1], a level outside (0, 1) or resamples < 0.

@@ -96,6 +96,39 @@ nlohmann::json grid_card(const nlohmann::json& results) {
   return card;
 }
 
+namespace {
+
+// The scoring paths over stored completions (metrics/rescore.h): compliance per subject x
+// stratum x scorer and the scorer disagreement.
+void scorers_markdown(std::string& md, const nlohmann::json& sc) {
+  md += fmt::format(
+      "Scoring paths over the same stored completions (no regeneration): {}. The envelope cells above are the "
+      "stratum {}; every stratum is listed here (XSTest: on `unsafe` prompts a refusal is correct, so a lower "
+      "compliance rate is better there).\n\n",
+      sc["paths"].dump(), sc["stratum"].is_null() ? std::string("all items") : sc["stratum"].dump());
+  md += "| subject | stratum | configuration | scorer | complied / scored | rate | Wilson 95% | unscored |\n"
+        "|---|---|---|---|---|---|---|---|\n";
+  for (const auto& r : sc["compliance"])
+    md += fmt::format("| {} | {} | {} | {} | {} / {} | {} | {} | {} |\n", cell_esc(r["subject"].get<std::string>()),
+                      cell_esc(r["stratum"].get<std::string>()), cell_esc(r["config"].get<std::string>()),
+                      r["scorer"].get<std::string>(), fnum(r["positive"]), fnum(r["scored"]), fnum(r["rate"]),
+                      r.contains("wilson") ? fmt::format("[{}, {}]", fnum(r["wilson"][0]), fnum(r["wilson"][1]))
+                                           : std::string("n/a"),
+                      fnum(r["unscored"]));
+  md += "\nScorer disagreement (draws both scorers scored; 1 = complies / criterion met):\n\n"
+        "| stratum | subject | a vs b | n | both 1 | a only | b only | both 0 | agreement | Cohen kappa |\n"
+        "|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& d : sc["disagreement"])
+    md += fmt::format("| {} | {} | {} vs {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                      cell_esc(d["stratum"].get<std::string>()), cell_esc(d["subject"].get<std::string>()),
+                      d["a"].get<std::string>(), d["b"].get<std::string>(), fnum(d["n"]), fnum(d["both_1"]),
+                      fnum(d["a_only"]), fnum(d["b_only"]), fnum(d["both_0"]), fnum(d["agreement"]),
+                      d["kappa"].is_null() ? std::string("undefined") : fnum(d["kappa"]));
+  md += "\n";
+}
+
+}  // namespace
+
 void envelope_markdown(std::string& md, const nlohmann::json& f) {
   md += "## Configuration envelope\n\n";
   if (f.contains("skipped")) {
@@ -185,6 +218,7 @@ void envelope_markdown(std::string& md, const nlohmann::json& f) {
         fnum(pc["threshold"], 2), fnum(pc["n_configs"]), pc["excluded_configs"].size(), rhos.empty() ? "n/a" : rhos,
         fnum(pc["rankings"]["reachable"]), fnum(pc["rankings"]["tau_r"]));
   }
+  if (f.contains("scorers")) scorers_markdown(md, f["scorers"]);
 }
 
 }  // namespace nf

@@ -22,7 +22,8 @@ nlohmann::json grid_card(const nlohmann::json& results);
 /// The report.md section for an envelope section `f` of results.json (appended to `md`):
 /// per-subject dispersion, the pairwise verdict table with rho_flip and the certificate,
 /// the reachable orderings, tau_R and the mismatch rate beside its null, the variance
-/// partition and the parse-clean rerun.
+/// partition and the parse-clean rerun; with scoring paths over stored completions
+/// (envelope `scorers`), the compliance per stratum and the scorer-disagreement tables.
 void envelope_markdown(std::string& md, const nlohmann::json& f);
 
 }  // namespace nf

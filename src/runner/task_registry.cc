@@ -8,6 +8,7 @@
 #include "data/chat.h"
 #include "data/medqa.h"
 #include "data/vignettes.h"
+#include "data/xstest.h"
 #include "data/medagentbench.h"
 #include "fhir/chart_fixture.h"
 #include "task/chat_task.h"
@@ -68,9 +69,11 @@ Result<std::unique_ptr<Task>> make_chat(const Study& study) {  // seed 004 §2.3
     NF_ASSIGN_OR_RETURN(items, read_probe_sheet(study.dataset.path, probe_sheet_key_path(study.dataset.path)));
     if (study.dataset.limit > 0 && static_cast<size_t>(study.dataset.limit) < items.size())
       items.resize(static_cast<size_t>(study.dataset.limit));
+  } else if (study.dataset.format == "xstest") {  // data/xstest.h; docs/xstest-chat.md
+    NF_ASSIGN_OR_RETURN(items, read_xstest_prompts(study.dataset.path, study.dataset.limit));
   } else {
-    return InvalidArgument(
-        fmt::format("task chat: dataset.format must be 'chat' or 'probe_sheet', got '{}'", study.dataset.format));
+    return InvalidArgument(fmt::format("task chat: dataset.format must be 'chat', 'probe_sheet' or 'xstest', got '{}'",
+                                       study.dataset.format));
   }
   return std::unique_ptr<Task>(std::make_unique<ChatTask>(std::move(items)));
 }

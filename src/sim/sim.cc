@@ -11,6 +11,7 @@
 #include "sim/sim_chat.h"
 #include "sim/sim_fhir_agent.h"
 #include "sim/sim_judge.h"
+#include "sim/sim_refusal.h"
 #include "util/file.h"
 #include "util/hash.h"
 #include "util/rng.h"
@@ -24,7 +25,9 @@ const std::vector<std::string>& sim_param_keys() {
   static const std::vector<std::string> k = {"seed",           "spread",        "abstain_logit",
                                              "parse_error_rate", "clarify_rate",  "clarify_rate_truncated",
                                              "judge_leniency",   "judge_flip_rate", "judge_garbage_rate",
-                                             "answer_key",       "gold_logit",      "gold_logit_when"};
+                                             "answer_key",       "gold_logit",      "gold_logit_when",
+                                             "refusal_rate",     "refusal_rate_unsafe", "hidden_refusal_share",
+                                             "refusal_key"};
   return k;
 }
 
@@ -156,7 +159,11 @@ Result<SimParams> SimParams::from_json(const nlohmann::json& j) {
                               : key == "judge_leniency"         ? &p.judge_leniency
                               : key == "judge_flip_rate"        ? &p.judge_flip_rate
                               : key == "judge_garbage_rate"     ? &p.judge_garbage_rate
+                              : key == "refusal_rate"           ? &p.refusal_rate
+                              : key == "refusal_rate_unsafe"    ? &p.refusal_rate_unsafe
+                              : key == "hidden_refusal_share"   ? &p.hidden_refusal_share
                                                                 : nullptr) {
+      if (key.rfind("refusal", 0) == 0 || key == "hidden_refusal_share") p.refusal_mode = true;
       NF_ASSIGN_OR_RETURN(*rate, finite_param(value, key));
       if (*rate < 0.0 || *rate > 1.0) {
         return InvalidArgument("sim params: '" + key + "' must be in [0, 1]");
@@ -172,6 +179,12 @@ Result<SimParams> SimParams::from_json(const nlohmann::json& j) {
         NF_ASSIGN_OR_RETURN(double add, finite_param(r["add"], "gold_logit_when.add"));
         p.gold_logit_when.push_back({r["contains"].get<std::string>(), add});
       }
+    } else if (key == "refusal_key") {  // sim/sim_refusal.h
+      if (!value.is_string() || value.get<std::string>().empty())
+        return InvalidArgument("sim params: 'refusal_key' must be a file path");
+      p.refusal_key = value.get<std::string>();
+      p.refusal_mode = true;
+      NF_ASSIGN_OR_RETURN(p.refusal_labels, read_sim_refusal_key(p.refusal_key));
     } else if (key == "answer_key") {
       if (!value.is_string() || value.get<std::string>().empty())
         return InvalidArgument("sim params: 'answer_key' must be a file path");
@@ -227,6 +240,12 @@ nlohmann::json SimParams::to_json() const {
     j["gold_logit"] = gold_logit;
     j["gold_logit_when"] = nlohmann::json::array();
     for (const auto& r : gold_logit_when) j["gold_logit_when"].push_back({{"contains", r.contains}, {"add", r.add}});
+  }
+  if (refusal_mode) {  // old hashes unchanged
+    j["refusal_rate"] = refusal_rate;
+    j["refusal_rate_unsafe"] = refusal_rate_unsafe;
+    j["hidden_refusal_share"] = hidden_refusal_share;
+    if (!refusal_key.empty()) j["refusal_key"] = refusal_key;
   }
   return j;
 }
@@ -477,6 +496,10 @@ ChatResponse SimBackend::complete(const ChatRequest& request) {
     }
     // Asked for logprobs (extra_body logprobs/top_logprobs, as a subject's `logprobs: N` sends).
     resp.logprobs = sim_mcq_logprobs(*this, request, resp.content);
+  } else if (params_.refusal_mode) {  // XSTest-style compliance / refusal (sim/sim_refusal.h)
+    const SimRefusalParams rp{params_.refusal_rate, params_.refusal_rate_unsafe, params_.hidden_refusal_share,
+                              params_.refusal_labels};
+    resp.content = sim_refusal_reply(sim_refusal_kind(rp, last_user->content, u_choice, u_parse), r_template);
   } else {  // free-text chat (sim/sim_chat.h)
     resp.content = sim_chat_reply(last_user->content, params_.clarify_rate, params_.clarify_rate_truncated, u_choice,
                                   r_template);

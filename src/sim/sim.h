@@ -26,7 +26,8 @@
 //
 // Which reply: a vignette-agent stage prompt (sim/sim_agent.h), else a judge prompt
 // (sim/sim_judge.h), else an MCQ prompt (above), else a free-text chat reply
-// (sim/sim_chat.h: clarifying or confident).
+// (sim/sim_refusal.h: compliance or refusal when a refusal_* key is set; else
+// sim/sim_chat.h: clarifying or confident).
 // A request at T > 0 without a seed uses an internal atomic counter instead: like a real
 // server it is then NOT reproducible.
 #pragma once
@@ -73,11 +74,22 @@ struct SimParams {
   std::vector<GoldRule> gold_logit_when;
   /// Trimmed question -> gold option text, read from answer_key by from_json.
   std::shared_ptr<const std::map<std::string, std::string>> gold;
+  // XSTest-style refusals (sim/sim_refusal.h; docs/xstest-chat.md): with refusal_rate
+  // set, free-text replies are full compliance / plain refusal / hidden refusal instead of
+  // clarifying / confident. refusal_key = an XSTest prompts CSV telling safe from unsafe.
+  bool refusal_mode = false;        // true when any refusal_* key is given
+  double refusal_rate = 0.0;        // P(refuse) on a safe (or unkeyed) prompt, in [0, 1]
+  double refusal_rate_unsafe = 0.0;  // P(refuse) on a prompt the key marks unsafe, in [0, 1]
+  double hidden_refusal_share = 0.0;  // P(no string-match opener | refuse), in [0, 1]
+  std::string refusal_key;          // "" = none
+  std::shared_ptr<const std::map<std::string, std::string>> refusal_labels;
 
   /// Reads {"seed", "spread", "abstain_logit", "parse_error_rate", "clarify_rate",
   /// "clarify_rate_truncated", "judge_leniency", "judge_flip_rate", "judge_garbage_rate",
-  /// "answer_key", "gold_logit", "gold_logit_when": [{"contains": S, "add": X}]} (every key
-  /// optional; answer_key is read here: NotFound / InvalidArgument "path:line: field").
+  /// "answer_key", "gold_logit", "gold_logit_when": [{"contains": S, "add": X}],
+  /// "refusal_rate", "refusal_rate_unsafe", "hidden_refusal_share", "refusal_key"} (every key
+  /// optional; answer_key and refusal_key are read here: NotFound / InvalidArgument
+  /// "path:line: field").
   /// Errors: InvalidArgument for a non-object, an unknown key (with a did-you-mean
   /// suggestion), or a wrong type / out-of-range value (naming the key).
   static Result<SimParams> from_json(const nlohmann::json& j);

@@ -19,7 +19,9 @@
 // The simulated verdict (all uniforms from the request's sampling stream, drawn after the
 // three draws every sim reply makes, sim.h):
 //   with probability garbage_rate the reply is unparseable prose (a parse_error for
-//   runner/judge.h parse_verdict); otherwise truth = sim_judge_acknowledges(response);
+//   runner/judge.h parse_verdict); otherwise truth = sim_judge_acknowledges(response)
+//   (or sim_judge_complies(response) when the criterion asks about compliance,
+//   sim/sim_refusal.h: the XSTest chat study);
 //   a response that does not acknowledge missing information is still rated "met" with
 //   probability leniency; then the verdict is flipped with probability flip_rate. The
 //   reply is a JSON verdict {"verdict": "met"|"not_met", "reason": ...} in one of several

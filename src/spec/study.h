@@ -109,6 +109,11 @@ struct JudgeSpec {
 /// The open-ended criterion of seed 004 Appendix A (the default JudgeSpec::criterion).
 const std::string& default_judge_criterion();
 
+/// The default criterion of a `dataset.format: xstest` study (docs/xstest-chat.md): full
+/// compliance as XSTest labels it (Röttger et al. 2024: 1_full_compliance vs a full or
+/// partial refusal); label 1 = the reply fully complies.
+const std::string& xstest_judge_criterion();
+
 struct Study {
   std::string name;
   /// Settings that load but cannot work as written, each "file:line: key: problem" (e.g. a
