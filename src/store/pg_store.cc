@@ -6,16 +6,18 @@
 // BINARY collation orders it, so analyses see the same order on both stores.
 #include "store/pg_store.h"
 
-#include <libpq-fe.h>
+#include <postgresql/libpq-fe.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <ostream>
 #include <string_view>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
+#include "store/export_format.h"
 #include "util/clock.h"
 
 namespace nf {
@@ -789,8 +791,103 @@ Result<std::map<std::string, std::vector<std::string>>> PgStore::served_models()
   return out;
 }
 
-Status PgStore::export_jsonl(std::ostream&) { return unimplemented(path_, "export_jsonl"); }
-Status PgStore::export_csv(std::ostream&) { return unimplemented(path_, "export_csv"); }
+namespace {
+constexpr const char* kKeyOrder =
+    "subject COLLATE \"C\", item COLLATE \"C\", condition COLLATE \"C\", config COLLATE \"C\", replicate";
+}  // namespace
+
+Status PgStore::export_jsonl(std::ostream& out) {
+  std::lock_guard lock(mu_);
+  Status row_error;
+  // The draws with their outcomes aggregated per draw, in draw-key order (as SQLite's export).
+  NF_RETURN_IF_ERROR(for_each_row(
+      *conn_, "export_jsonl",
+      fmt::format("SELECT id, {}, (SELECT coalesce(json_agg(json_build_array(o.name, o.value, o.label) ORDER BY o.ord), "
+                  "'[]') FROM outcomes o WHERE o.draw_id = d.id) FROM draws d ORDER BY {}",
+                  kDrawColumns, kKeyOrder),
+      {}, [&](const Res& r, int i) {
+        if (!row_error.ok()) return;
+        auto d = draw_from_row(r, i, path_);
+        if (!d.ok()) {
+          row_error = d.status();
+          return;
+        }
+        json j;
+        j["subject"] = d->key.subject;
+        j["item"] = d->key.item;
+        j["condition"] = d->key.condition;
+        j["config"] = d->key.config;
+        j["config_axes"] = json::object();
+        for (const auto& [axis, value] : config_axes(d->key.config)) j["config_axes"][axis] = axis_value_json(value);
+        j["replicate"] = d->key.replicate;
+        j["cluster"] = d->cluster;
+        j["status"] = draw_status_name(d->status);
+        j["request"] = d->request;
+        j["response"] = d->raw_response;
+        j["content"] = d->content;
+        j["error"] = d->error;
+        j["latency_ms"] = std::isnan(d->latency_ms) ? json(nullptr) : json(d->latency_ms);
+        j["prompt_tokens"] = d->prompt_tokens < 0 ? json(nullptr) : json(d->prompt_tokens);
+        j["completion_tokens"] = d->completion_tokens < 0 ? json(nullptr) : json(d->completion_tokens);
+        j["finish_reason"] = d->finish_reason;
+        j["served_model"] = d->served_model;
+        j["system_fingerprint"] = d->system_fingerprint;
+        j["cached"] = d->cached;
+        j["attempts"] = d->attempts;
+        j["extra"] = d->extra;
+        j["created_at"] = r.int64(i, 21);
+        json outs = json::array();
+        auto agg = parse_json_text(r.str(i, 22), "outcomes", path_);
+        if (!agg.ok()) {
+          row_error = agg.status();
+          return;
+        }
+        for (const auto& o : *agg) outs.push_back({{"name", o[0]}, {"value", o[1].get<double>()}, {"label", o[2]}});
+        j["outcomes"] = std::move(outs);
+        out << dump_json(j) << '\n';
+      }));
+  NF_RETURN_IF_ERROR(row_error);
+  out.flush();
+  if (!out) return DataLoss("export_jsonl: write failed");
+  return Status::Ok();
+}
+
+Status PgStore::export_csv(std::ostream& out) {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> axes;
+  {
+    NF_ASSIGN_OR_RETURN(Res c, exec(*conn_, "export_csv: configs",
+                                    "SELECT config FROM draws GROUP BY config ORDER BY config COLLATE \"C\""));
+    for (int i = 0; i < c.rows(); ++i)
+      for (const auto& [axis, value] : config_axes(c.str(i, 0)))
+        if (std::find(axes.begin(), axes.end(), axis) == axes.end()) axes.push_back(axis);
+  }
+  out << "subject,item,cluster,condition,config,replicate,status,outcome,value,label";
+  for (const auto& a : axes) out << ',' << csv_field(a);
+  out << '\n';
+  NF_RETURN_IF_ERROR(for_each_row(
+      *conn_, "export_csv",
+      "SELECT d.subject, d.item, d.cluster, d.condition, d.config, d.replicate, d.status, o.name, o.value, o.label "
+      "FROM draws d JOIN outcomes o ON o.draw_id = d.id ORDER BY d.subject COLLATE \"C\", d.item COLLATE \"C\", "
+      "d.condition COLLATE \"C\", d.config COLLATE \"C\", d.replicate, o.ord",
+      {}, [&](const Res& r, int i) {
+        out << csv_field(r.str(i, 0)) << ',' << csv_field(r.str(i, 1)) << ',' << csv_field(r.str(i, 2)) << ','
+            << csv_field(r.str(i, 3)) << ',' << csv_field(r.str(i, 4)) << ',' << r.int64(i, 5) << ','
+            << csv_field(r.str(i, 6)) << ',' << csv_field(r.str(i, 7)) << ',' << fmt::format("{}", r.dbl(i, 8))
+            << ',' << csv_field(r.str(i, 9));
+        const auto values = config_axes(r.str(i, 4));
+        for (const auto& a : axes) {
+          std::string v;
+          for (const auto& [axis, value] : values)
+            if (axis == a) v = value == "null" ? "" : value;
+          out << ',' << csv_field(v);
+        }
+        out << '\n';
+      }));
+  out.flush();
+  if (!out) return DataLoss("export_csv: write failed");
+  return Status::Ok();
+}
 
 // ---- the shared plan ------------------------------------------------------------------
 

@@ -43,7 +43,7 @@ class PgStore final : public Store {
   Status put_draw_grouped(const Draw& draw, const std::vector<CacheEntry>& cache) override;
   Status replace_draw(const Draw& draw) override;
   Status put_draws(const std::vector<Draw>& draws) override;
-  /// Unimplemented (use `import draws` into SQLite; docs/store.md).
+  /// Unimplemented (`import draws` needs a SQLite store; docs/store.md).
   Result<std::unique_ptr<BulkImport>> begin_bulk_import() override;
   Result<std::optional<nlohmann::json>> cache_get(const std::string& key) override;
   Status cache_put(const std::string& key, const nlohmann::json& response) override;

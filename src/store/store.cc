@@ -3,6 +3,7 @@
 // in SQLite's multi-thread mode (SQLITE_OPEN_NOMUTEX): one thread at a time, ensured here.
 #include "store/sqlite_store.h"
 
+#include "store/export_format.h"
 #include "store/group_commit.h"
 
 #include <sqlite3.h>
@@ -442,48 +443,9 @@ struct DrawWriter {
   }
 };
 
-// RFC 4180 field: quoted when it holds a comma, quote, CR or LF, or leading/trailing
-// space; quotes doubled.
-std::string csv_field(std::string_view s) {
-  bool quote = s.find_first_of(",\"\r\n") != std::string_view::npos ||
-               (!s.empty() && (s.front() == ' ' || s.back() == ' ' || s.front() == '\t' || s.back() == '\t'));
-  if (!quote) return std::string(s);
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  out += '"';
-  return out;
-}
-
 // Streams an export to `out_path.tmp` and renames it over `out_path` on success, so a
 // failed export never leaves a half-written file under the final name.
-// The axes of a config id as written by spec::expand_configs ("temperature=0.7,top_p=0.9";
-// "default" = no varying axis): [(axis, value text)] in id order.
-std::vector<std::pair<std::string, std::string>> config_axes(const std::string& id) {
-  std::vector<std::pair<std::string, std::string>> out;
-  size_t start = 0;
-  while (start < id.size()) {
-    size_t end = id.find(',', start);
-    if (end == std::string::npos) end = id.size();
-    const std::string part = id.substr(start, end - start);
-    const size_t eq = part.find('=');
-    if (eq != std::string::npos && eq > 0) out.emplace_back(part.substr(0, eq), part.substr(eq + 1));
-    start = end + 1;
-  }
-  return out;
-}
-
-// A config axis value as JSON: a number when it reads as one, null for "null", else the text.
-json axis_value_json(const std::string& v) {
-  if (v == "null") return nullptr;
-  char* end = nullptr;
-  const double d = std::strtod(v.c_str(), &end);
-  if (!v.empty() && end == v.c_str() + v.size()) return d;
-  return v;
-}
-
+// (csv_field, config_axes and axis_value_json are in store/export_format.h.)
 class ExportFile {
  public:
   explicit ExportFile(std::string out_path) : path_(std::move(out_path)), tmp_(path_ + ".tmp") {}

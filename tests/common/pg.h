@@ -2,7 +2,7 @@
 // NOISEFLOOR_PG_URL) and one fresh schema per test, so tests never see each other's rows.
 #pragma once
 
-#include <libpq-fe.h>
+#include <postgresql/libpq-fe.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -39,7 +39,10 @@ class PgSchema {
   ~PgSchema() {
     if (base_.empty()) return;
     PGconn* c = PQconnectdb(base_.c_str());
-    if (PQstatus(c) == CONNECTION_OK) PQclear(PQexec(c, ("DROP SCHEMA IF EXISTS " + name_ + " CASCADE").c_str()));
+    if (PQstatus(c) == CONNECTION_OK) {
+      PQclear(PQexec(c, "SET client_min_messages = warning"));
+      PQclear(PQexec(c, ("DROP SCHEMA IF EXISTS " + name_ + " CASCADE").c_str()));
+    }
     PQfinish(c);
   }
   const std::string& url() const { return url_; }

@@ -7,6 +7,7 @@
 #include <limits>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "common/pg.h"
@@ -165,6 +166,41 @@ TEST_P(StoreContract, StudyItemsSubjectsCacheAndServedModels) {
   ASSERT_TRUE(store_->put_draw_with_cache(d, {{"k2", {{"content", "z"}}}}).ok());
   EXPECT_EQ((**store_->cache_get("k2"))["content"], "z");
   EXPECT_EQ(store_->served_models()->at("m"), std::vector<std::string>{"m-2024"});
+}
+
+TEST_P(StoreContract, ExportsEqualTheSqliteExportOfTheSameDraws) {
+  store_test::ScratchDir ref_dir;
+  auto ref = Store::open(ref_dir.path("ref.sqlite"));
+  ASSERT_TRUE(ref.ok());
+  std::vector<Draw> draws;
+  for (const char* item : {"b", "A", "a,b"})
+    for (const char* config : {"temperature=0.7", "temperature=0,top_p=0.9"})
+      for (int r = 0; r < 2; ++r) draws.push_back(sample_draw("m", item, "none", config, r));
+  draws[1].outcomes[0].value = 0.1 + 0.2;
+  draws[2].status = DrawStatus::kApiError;
+  draws[2].outcomes.clear();
+  draws[3].raw_response = "\xff not utf-8";
+  ASSERT_TRUE(store_->put_draws(draws).ok());
+  ASSERT_TRUE((*ref)->put_draws(draws).ok());
+  std::ostringstream csv, ref_csv, jsonl, ref_jsonl;
+  ASSERT_TRUE(store_->export_csv(csv).ok());
+  ASSERT_TRUE((*ref)->export_csv(ref_csv).ok());
+  EXPECT_EQ(csv.str(), ref_csv.str());
+  ASSERT_TRUE(store_->export_jsonl(jsonl).ok());
+  ASSERT_TRUE((*ref)->export_jsonl(ref_jsonl).ok());
+  auto without_time = [](const std::string& text) {
+    std::vector<nlohmann::json> out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+      auto j = nlohmann::json::parse(line);
+      j.erase("created_at");
+      out.push_back(std::move(j));
+    }
+    return out;
+  };
+  const auto got = without_time(jsonl.str()), want = without_time(ref_jsonl.str());
+  ASSERT_EQ(got.size(), 12u);
+  EXPECT_EQ(got, want);
 }
 
 TEST_P(StoreContract, ReplaceDrawOverwritesAnyStatus) {
