@@ -1,5 +1,6 @@
 // Internal to src/store: the field formats both stores' exports share (docs/store.md
-// "Exports"): RFC 4180 CSV fields and the config axes read from a config id.
+// "Exports"): RFC 4180 CSV fields and the config axes read from a config id. In a namespace
+// of their own: nf::config_axes (metrics/envelope.h) is another function.
 #pragma once
 
 #include <cstdlib>
@@ -10,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace nf {
+namespace nf::store_export {
 
 // RFC 4180 field: quoted when it holds a comma, quote, CR or LF, or leading/trailing
 // space; quotes doubled.
@@ -52,4 +53,4 @@ inline nlohmann::json axis_value_json(const std::string& v) {
   return v;
 }
 
-}  // namespace nf
+}  // namespace nf::store_export

@@ -26,6 +26,10 @@ using json = nlohmann::json;
 
 namespace {
 
+using store_export::axis_value_json;
+using store_export::config_axes;
+using store_export::csv_field;
+
 // The PostgreSQL schema version: the SQLite store's tables (schema v2 minus judgments and
 // human_labels) plus planned_draws. Written to meta.schema_version.
 constexpr int kPgSchemaVersion = 1;

@@ -31,6 +31,10 @@
 namespace nf {
 namespace {
 
+using store_export::axis_value_json;
+using store_export::config_axes;
+using store_export::csv_field;
+
 using nlohmann::json;
 
 constexpr std::string_view kToolVersion = NOISEFLOOR_VERSION;
