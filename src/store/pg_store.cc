@@ -915,16 +915,20 @@ Status PgStore::plan_draw_keys(const std::vector<DrawKey>& keys) {
   const char* join =
       "d.subject = p.subject AND d.item = p.item AND d.condition = p.condition AND d.config = p.config AND "
       "d.replicate = p.replicate";
-  NF_RETURN_IF_ERROR(exec(c, "plan_draw_keys",
-                          fmt::format("UPDATE planned_draws p SET done = true FROM draws d WHERE NOT p.done AND {} "
-                                      "AND d.status <> 'api_error'",
-                                      join))
-                         .status());
-  return exec(c, "plan_draw_keys",
-              fmt::format("UPDATE planned_draws p SET done = false, lease_owner = NULL, lease_until = NULL FROM draws d "
-                          "WHERE p.done AND {} AND d.status = 'api_error'",
-                          join))
-      .status();
+  // Two workers re-planning at once may deadlock on these multi-row updates; the server
+  // aborts one (sqlstate 40P01), which simply runs its statement again.
+  auto run_retrying = [&](const std::string& sql) -> Status {
+    for (int attempt = 1;; ++attempt) {
+      Status st = exec(c, "plan_draw_keys", sql).status();
+      if (st.ok() || attempt == 5 || st.message().find("sqlstate 40P01") == std::string::npos) return st;
+    }
+  };
+  NF_RETURN_IF_ERROR(run_retrying(fmt::format(
+      "UPDATE planned_draws p SET done = true FROM draws d WHERE NOT p.done AND {} AND d.status <> 'api_error'", join)));
+  return run_retrying(fmt::format(
+      "UPDATE planned_draws p SET done = false, lease_owner = NULL, lease_until = NULL FROM draws d "
+      "WHERE p.done AND {} AND d.status = 'api_error'",
+      join));
 }
 
 Result<std::vector<DrawKey>> PgStore::claim_draws(const std::string& worker, int n, double lease_s) {
