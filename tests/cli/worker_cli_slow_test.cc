@@ -6,7 +6,7 @@ namespace nf {
 namespace {
 
 TEST(WorkerCliSlow, EightWorkersFourKilledMidRunStoreEveryPlannedDrawOnceAndMatchSqlite) {
-  worker_test::worker_kill_scenario(/*reps=*/100, /*workers=*/8, /*killed=*/4);
+  worker_test::worker_kill_scenario(/*reps=*/100, /*workers=*/8, /*killed=*/4, /*majority_floor=*/false);
 }
 
 }  // namespace
