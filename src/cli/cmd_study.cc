@@ -40,7 +40,7 @@ void add_study_args(CLI::App& app, StudyArgs& a, bool writes_report) {
                                : "directory of the default store <out>/store.sqlite and of noise_control.json "
                                  "(default: runs/<study name>); run writes no report: use analyze or audit");
   app.add_option("--store", a.store_path,
-                 "SQLite store (default: the study's `store:`, else <out>/store.sqlite)");
+                 "SQLite store file or postgresql:// URL (default: the study's `store:`, else <out>/store.sqlite)");
   app.add_flag("--no-cache", a.no_cache, "do not look up the response cache (every draw calls the backend)");
   app.add_flag("--refresh", a.refresh,
                "re-run every planned draw, replacing the stored ones (and ignoring the response cache)");
@@ -255,7 +255,7 @@ int cmd_analyze(int argc, char** argv) {
   o.tool_version = NOISEFLOOR_VERSION;
   bool include_cached = false;
   std::vector<std::string> analysis_args;
-  app.add_option("--store", store_path, "the SQLite store to analyze")->required();
+  app.add_option("--store", store_path, "the store to analyze: a SQLite file or a postgresql:// URL")->required();
   app.add_option("--analysis", analysis_args,
                  "run this analysis (repeatable): NAME or NAME='{JSON options}', e.g. "
                  "'majority_floor={\"vote_sizes\":[3,5]}'; the analyses are listed above")

@@ -17,6 +17,7 @@ using CommandFn = std::function<int(int argc, char** argv)>;
 
 int cmd_audit(int argc, char** argv);
 int cmd_run(int argc, char** argv);
+int cmd_worker(int argc, char** argv);  // cmd_worker.cc: one worker of a multi-machine study on PostgreSQL
 int cmd_analyze(int argc, char** argv);
 int cmd_import(int argc, char** argv);
 int cmd_serve_sim(int argc, char** argv);

@@ -21,6 +21,7 @@ const std::vector<Command>& commands() {
   static const std::vector<Command> k = {
       {"audit", nf::cli::cmd_audit, "plan, run (resumable), analyze and report a study in one go"},
       {"run", nf::cli::cmd_run, "run the study's missing draws into its store (resumable)"},
+      {"worker", nf::cli::cmd_worker, "run a study's draws from a shared PostgreSQL store (any number of machines)"},
       {"analyze", nf::cli::cmd_analyze, "analyze a store and write report.md, report.html and results.json"},
       {"import", nf::cli::cmd_import, "import into a store: draws | votes | labels | missing-info | probe-sheet | inspect | lm-eval (import KIND FILE...)"},
       {"export", nf::cli::cmd_export, "export a store's draws as JSONL or CSV"},

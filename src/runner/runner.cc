@@ -239,6 +239,26 @@ ChatResponse response_from_json(const nlohmann::json& j) {
 
 }  // namespace
 
+namespace {
+
+// The study record, items, subjects and configs (what analyses read besides the draws).
+Status record_study(const Study& study, const std::vector<TaskItem>& items, const std::vector<Config>& configs,
+                    Store& store, bool progress) {
+  StudyRecord rec{study.name, sha256_hex(study.source_text), static_cast<int64_t>(study.seed), study_to_json(study)};
+  rec.spec["provenance"] = provenance_card(study);
+  NF_ASSIGN_OR_RETURN(auto prev_hash, store.put_study(rec));
+  if (!prev_hash.empty() && prev_hash != rec.hash && progress)
+    std::fprintf(stderr, "note: the study file changed since this store was last written; resuming by draw key\n");
+  for (const auto& it : items) NF_RETURN_IF_ERROR(store.put_item(it.id, it.cluster, it.data));
+  for (size_t s = 0; s < study.subjects.size(); ++s) {
+    NF_RETURN_IF_ERROR(store.put_subject(study.subjects[s].name, study_to_json(study)["subjects"][s]));
+  }
+  for (const auto& c : configs) NF_RETURN_IF_ERROR(store.put_config(c.id, c.to_json()));
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions& options) {
   Clock& clock = options.clock ? *options.clock : real_clock();
   if (study.subjects.empty() || study.dataset.path.empty())
@@ -259,30 +279,31 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
   // Validates every (item, condition) before any call is made.
   NF_RETURN_IF_ERROR(task->prepare(study.conditions, study.seed));
 
-  StudyRecord rec{study.name, sha256_hex(study.source_text), static_cast<int64_t>(study.seed), study_to_json(study)};
-  rec.spec["provenance"] = provenance_card(study);
-  NF_ASSIGN_OR_RETURN(auto prev_hash, store.put_study(rec));
-  if (!prev_hash.empty() && prev_hash != rec.hash && options.progress)
-    std::fprintf(stderr, "note: the study file changed since this store was last written; resuming by draw key\n");
-  for (const auto& it : items) NF_RETURN_IF_ERROR(store.put_item(it.id, it.cluster, it.data));
-  for (size_t s = 0; s < study.subjects.size(); ++s) {
-    NF_RETURN_IF_ERROR(store.put_subject(study.subjects[s].name, study_to_json(study)["subjects"][s]));
-  }
-  for (const auto& c : configs) NF_RETURN_IF_ERROR(store.put_config(c.id, c.to_json()));
+  if (options.record_study) NF_RETURN_IF_ERROR(record_study(study, items, configs, store, options.progress));
 
   const auto plan = plan_draws(study, items, configs);
-  NF_ASSIGN_OR_RETURN(auto done, store.finished_keys());
+  std::unordered_set<std::string> done, wanted;
+  if (options.keys == nullptr) {
+    NF_ASSIGN_OR_RETURN(done, store.finished_keys());
+  } else {
+    for (const auto& k : *options.keys) wanted.insert(k.to_string());
+  }
   std::vector<const PlannedDraw*> todo;
   const bool use_cache = options.use_cache && !options.refresh;
   std::vector<nlohmann::json> extra_bodies;
   for (const auto& sub : study.subjects) extra_bodies.push_back(effective_extra_body(sub));
   RunSummary sum;
-  sum.planned = static_cast<int64_t>(plan.size());
+  sum.planned = static_cast<int64_t>(options.keys ? options.keys->size() : plan.size());
   for (const auto& p : plan) {
+    if (options.keys && !wanted.count(p.key.to_string())) continue;
     if (!options.refresh && done.count(p.key.to_string())) ++sum.already_done;
     else todo.push_back(&p);
   }
 
+  if (options.keys && todo.size() != options.keys->size())
+    return InvalidArgument(fmt::format("{}: {} of the {} draws to run are not in this study's plan (was the plan "
+                                       "written from another version of the study file?)",
+                                       study.source_path, options.keys->size() - todo.size(), options.keys->size()));
   int threads = options.threads;
   if (threads <= 0) {
     threads = 1;
@@ -397,7 +418,9 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
       d.attempts = resp.attempts;
 
       // Group commit: returns once the transaction holding this draw has committed.
-      Status st = options.refresh ? store.replace_draw(d) : store.put_draw_grouped(d, new_cache);
+      Status st = options.commit      ? options.commit(d, new_cache)
+                  : options.refresh ? store.replace_draw(d)
+                                    : store.put_draw_grouped(d, new_cache);
       if (!st.ok() && st.code() != StatusCode::kAlreadyExists) {
         std::lock_guard<std::mutex> lock(mu);
         error = st;

@@ -84,6 +84,14 @@ struct RunOptions {
   int64_t max_draws = -1;      // stop after this many executed draws (tests); -1 = all
   const std::atomic<bool>* stop = nullptr;  // set by a signal handler to stop cleanly
   Clock* clock = nullptr;      // nullptr = real_clock()
+  // A worker's batch (runner/worker.h): run exactly these planned draws, without the
+  // finished-keys scan (the caller claimed them as not done). InvalidArgument if a key is
+  // not in the study's plan. nullptr = every planned draw the store does not hold.
+  const std::vector<DrawKey>* keys = nullptr;
+  bool record_study = true;    // write the study record, items, subjects and configs first
+  // Stores one finished draw with its new cache entries; default Store::put_draw_grouped
+  // (replace_draw under `refresh`). AlreadyExists is not an error of the run.
+  std::function<Status(const Draw&, const std::vector<Store::CacheEntry>&)> commit;
 };
 
 struct RunSummary {

@@ -849,7 +849,11 @@ Result<Study> Parser::parse(const std::string& text) {
   if (auto it = m.find("store"); it != m.end()) {
     NF_ASSIGN_OR_RETURN(std::string s, read_string(it->second.value, "store"));
     if (s.empty()) return error(it->second.value, "store", "must not be empty (leave the key out for the default)");
-    NF_ASSIGN_OR_RETURN(st.store, resolve_path(s, starts_with(it->second.value.Scalar(), "${")));
+    if (starts_with(s, "postgresql://") || starts_with(s, "postgres://")) {
+      st.store = s;  // a PostgreSQL URL, as is
+    } else {
+      NF_ASSIGN_OR_RETURN(st.store, resolve_path(s, starts_with(it->second.value.Scalar(), "${")));
+    }
   }
   if (auto it = m.find("task"); it != m.end()) {
     NF_ASSIGN_OR_RETURN(st.task, read_string(it->second.value, "task"));

@@ -122,7 +122,7 @@ struct Study {
   std::string source_path;   // the study file as given
   std::string source_text;   // its bytes (for the study hash)
   uint64_t seed = 0;         // study seed: shuffles, derived request seeds
-  std::string store;         // SQLite path; "" = <out>/store.sqlite
+  std::string store;         // SQLite path or postgresql:// URL; "" = <out>/store.sqlite
   std::string task = "mcq";        // a name of core/task_kinds.h task_kinds()
   nlohmann::json task_options = nlohmann::json::object();  // the kind's option_keys (e.g. fhir_agent: fhir_base, feedback)
   DatasetSpec dataset;

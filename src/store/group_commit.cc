@@ -15,7 +15,7 @@
 
 namespace nf {
 
-Status Store::put_draw_grouped(const Draw& draw, const std::vector<CacheEntry>& cache) {
+Status SqliteStore::put_draw_grouped(const Draw& draw, const std::vector<CacheEntry>& cache) {
   {
     std::lock_guard lock(mu_);
     if (!group_) group_ = std::make_unique<GroupCommit>();

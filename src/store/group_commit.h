@@ -5,11 +5,11 @@
 #include <mutex>
 #include <vector>
 
-#include "store/store.h"
+#include "store/sqlite_store.h"
 
 namespace nf {
 
-struct Store::GroupCommit {
+struct SqliteStore::GroupCommit {
   struct Pending {
     const Draw* draw;
     const std::vector<CacheEntry>* cache;

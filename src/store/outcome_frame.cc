@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "store/store.h"
+#include "store/sqlite_store.h"
 
 namespace nf {
 namespace {
@@ -43,7 +43,7 @@ std::string_view column_text(sqlite3_stmt* s, int i) {
 
 }  // namespace
 
-Status Store::scan_outcome_codes(bool include_cached, OutcomeDictionaries* dict,
+Status SqliteStore::scan_outcome_codes(bool include_cached, OutcomeDictionaries* dict,
                                  const std::function<void(const OutcomeCodes&)>& fn) {
   std::lock_guard lock(mu_);
   // CROSS JOIN keeps draws as the outer loop, so a draw's outcomes arrive together and

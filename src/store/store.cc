@@ -1,8 +1,9 @@
 // The SQLite store (docs/store.md). Every statement is prepared with bound parameters;
 // values never enter SQL text. All public methods lock mu_, so the connection is opened
 // in SQLite's multi-thread mode (SQLITE_OPEN_NOMUTEX): one thread at a time, ensured here.
-#include "store/store.h"
+#include "store/sqlite_store.h"
 
+#include "store/export_format.h"
 #include "store/group_commit.h"
 
 #include <sqlite3.h>
@@ -29,6 +30,10 @@
 
 namespace nf {
 namespace {
+
+using store_export::axis_value_json;
+using store_export::config_axes;
+using store_export::csv_field;
 
 using nlohmann::json;
 
@@ -442,48 +447,9 @@ struct DrawWriter {
   }
 };
 
-// RFC 4180 field: quoted when it holds a comma, quote, CR or LF, or leading/trailing
-// space; quotes doubled.
-std::string csv_field(std::string_view s) {
-  bool quote = s.find_first_of(",\"\r\n") != std::string_view::npos ||
-               (!s.empty() && (s.front() == ' ' || s.back() == ' ' || s.front() == '\t' || s.back() == '\t'));
-  if (!quote) return std::string(s);
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  out += '"';
-  return out;
-}
-
 // Streams an export to `out_path.tmp` and renames it over `out_path` on success, so a
 // failed export never leaves a half-written file under the final name.
-// The axes of a config id as written by spec::expand_configs ("temperature=0.7,top_p=0.9";
-// "default" = no varying axis): [(axis, value text)] in id order.
-std::vector<std::pair<std::string, std::string>> config_axes(const std::string& id) {
-  std::vector<std::pair<std::string, std::string>> out;
-  size_t start = 0;
-  while (start < id.size()) {
-    size_t end = id.find(',', start);
-    if (end == std::string::npos) end = id.size();
-    const std::string part = id.substr(start, end - start);
-    const size_t eq = part.find('=');
-    if (eq != std::string::npos && eq > 0) out.emplace_back(part.substr(0, eq), part.substr(eq + 1));
-    start = end + 1;
-  }
-  return out;
-}
-
-// A config axis value as JSON: a number when it reads as one, null for "null", else the text.
-json axis_value_json(const std::string& v) {
-  if (v == "null") return nullptr;
-  char* end = nullptr;
-  const double d = std::strtod(v.c_str(), &end);
-  if (!v.empty() && end == v.c_str() + v.size()) return d;
-  return v;
-}
-
+// (csv_field, config_axes and axis_value_json are in store/export_format.h.)
 class ExportFile {
  public:
   explicit ExportFile(std::string out_path) : path_(std::move(out_path)), tmp_(path_ + ".tmp") {}
@@ -521,7 +487,7 @@ class ExportFile {
 
 // ---- open / schema ------------------------------------------------------------------
 
-Result<std::unique_ptr<Store>> Store::open(const std::string& path) {
+Result<std::unique_ptr<Store>> SqliteStore::open(const std::string& path) {
   std::filesystem::path parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) NF_RETURN_IF_ERROR(make_dirs(parent.string()));
   sqlite3* raw = nullptr;
@@ -533,7 +499,7 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path) {
     return s;
   }
   // From here the Store owns the connection (its destructor closes it).
-  std::unique_ptr<Store> store(new Store(path, raw));  // private constructor
+  std::unique_ptr<SqliteStore> store(new SqliteStore(path, raw));  // private constructor
   sqlite3* db = store->db_;
   sqlite3_extended_result_codes(db, 1);
   rc = sqlite3_busy_timeout(db, 10000);
@@ -556,10 +522,11 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path) {
   }
   NF_RETURN_IF_ERROR(exec(db, "PRAGMA synchronous = NORMAL", "set synchronous", path));
   NF_RETURN_IF_ERROR(store->migrate());
-  return store;
+  return std::unique_ptr<Store>(std::move(store));
 }
 
 Result<std::unique_ptr<Store>> Store::open_existing(const std::string& path) {
+  if (is_postgresql_url(path)) return open(path);
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return NotFound("store " + path + ": no such file");
   if (std::filesystem::is_directory(path, ec)) {
@@ -570,21 +537,21 @@ Result<std::unique_ptr<Store>> Store::open_existing(const std::string& path) {
 
 // The hot-path statements, prepared once per Store (re-preparing four statements per
 // draw was a large share of `noisefloor run`'s CPU per draw; bench/README.md).
-struct Store::HotStatements {
+struct SqliteStore::HotStatements {
   std::optional<DrawWriter> draw_writer;
   std::optional<Stmt> cache_get, cache_put;
 };
 
-Store::Store(std::string path, sqlite3* db)
-    : path_(std::move(path)), db_(db), hot_(std::make_unique<HotStatements>()) {}
+SqliteStore::SqliteStore(std::string path, sqlite3* db)
+    : Store(std::move(path)), db_(db), hot_(std::make_unique<HotStatements>()) {}
 
-Store::~Store() {
+SqliteStore::~SqliteStore() {
   group_.reset();
   hot_.reset();  // finalize the cached statements before closing the connection
   sqlite3_close_v2(db_);
 }
 
-Status Store::migrate() {
+Status SqliteStore::migrate() {
   std::lock_guard lock(mu_);
   // Re-read the version under the write lock: another process may have created or
   // migrated the store since open() looked.
@@ -635,7 +602,7 @@ Status Store::migrate() {
 
 // ---- study, items, subjects, configs ------------------------------------------------
 
-Result<std::string> Store::put_study(const StudyRecord& study) {
+Result<std::string> SqliteStore::put_study(const StudyRecord& study) {
   std::lock_guard lock(mu_);
   WriteTxn txn(db_, "put_study", path_);
   NF_RETURN_IF_ERROR(txn.begin());
@@ -657,7 +624,7 @@ Result<std::string> Store::put_study(const StudyRecord& study) {
   return previous;
 }
 
-Result<StudyRecord> Store::get_study() {
+Result<StudyRecord> SqliteStore::get_study() {
   std::lock_guard lock(mu_);
   NF_ASSIGN_OR_RETURN(Stmt get, Stmt::prepare(db_,
       "SELECT name, hash, seed, spec FROM study WHERE id = 1", "get_study", path_));
@@ -671,7 +638,7 @@ Result<StudyRecord> Store::get_study() {
   return r;
 }
 
-Status Store::put_items(const std::vector<McqItem>& items) {
+Status SqliteStore::put_items(const std::vector<McqItem>& items) {
   std::lock_guard lock(mu_);
   WriteTxn txn(db_, "put_items", path_);
   NF_RETURN_IF_ERROR(txn.begin());
@@ -690,7 +657,7 @@ Status Store::put_items(const std::vector<McqItem>& items) {
   return txn.commit();
 }
 
-Status Store::put_item(const std::string& id, const std::string& cluster, const json& data) {
+Status SqliteStore::put_item(const std::string& id, const std::string& cluster, const json& data) {
   std::lock_guard lock(mu_);
   NF_ASSIGN_OR_RETURN(Stmt put, Stmt::prepare(db_,
       "INSERT INTO items(item, cluster, data) VALUES(?1, ?2, ?3) ON CONFLICT(item) DO UPDATE "
@@ -699,7 +666,7 @@ Status Store::put_item(const std::string& id, const std::string& cluster, const 
   return put.run();
 }
 
-Status Store::put_subject(const std::string& name, const json& spec) {
+Status SqliteStore::put_subject(const std::string& name, const json& spec) {
   std::lock_guard lock(mu_);
   NF_ASSIGN_OR_RETURN(Stmt put, Stmt::prepare(db_,
       "INSERT INTO subjects(subject, spec) VALUES(?1, ?2) ON CONFLICT(subject) DO UPDATE "
@@ -708,7 +675,7 @@ Status Store::put_subject(const std::string& name, const json& spec) {
   return put.run();
 }
 
-Status Store::put_config(const std::string& id, const json& spec) {
+Status SqliteStore::put_config(const std::string& id, const json& spec) {
   std::lock_guard lock(mu_);
   NF_ASSIGN_OR_RETURN(Stmt put, Stmt::prepare(db_,
       "INSERT INTO configs(config, spec) VALUES(?1, ?2) ON CONFLICT(config) DO UPDATE "
@@ -719,7 +686,7 @@ Status Store::put_config(const std::string& id, const json& spec) {
 
 // ---- draws --------------------------------------------------------------------------
 
-Result<std::unordered_set<std::string>> Store::finished_keys() {
+Result<std::unordered_set<std::string>> SqliteStore::finished_keys() {
   std::lock_guard lock(mu_);
   NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
       "SELECT subject, item, condition, config, replicate FROM draws WHERE status != 'api_error'",
@@ -734,7 +701,7 @@ Result<std::unordered_set<std::string>> Store::finished_keys() {
   return keys;
 }
 
-Status Store::put_draw_locked(const Draw& draw) {
+Status SqliteStore::put_draw_locked(const Draw& draw) {
   WriteTxn txn(db_, "put_draw", path_);
   NF_RETURN_IF_ERROR(txn.begin());
   if (!hot_->draw_writer) {
@@ -745,12 +712,12 @@ Status Store::put_draw_locked(const Draw& draw) {
   return txn.commit();
 }
 
-Status Store::put_draw(const Draw& draw) {
+Status SqliteStore::put_draw(const Draw& draw) {
   std::lock_guard lock(mu_);
   return put_draw_locked(draw);
 }
 
-Status Store::put_draw_with_cache(const Draw& draw, const std::vector<CacheEntry>& cache) {
+Status SqliteStore::put_draw_with_cache(const Draw& draw, const std::vector<CacheEntry>& cache) {
   std::lock_guard lock(mu_);
   WriteTxn txn(db_, "put_draw", path_);
   NF_RETURN_IF_ERROR(txn.begin());
@@ -764,7 +731,7 @@ Status Store::put_draw_with_cache(const Draw& draw, const std::vector<CacheEntry
   return txn.commit();
 }
 
-Status Store::put_draw_group_locked(const std::vector<std::pair<const Draw*, const std::vector<CacheEntry>*>>& group,
+Status SqliteStore::put_draw_group_locked(const std::vector<std::pair<const Draw*, const std::vector<CacheEntry>*>>& group,
                                     std::vector<Status>* statuses) {
   WriteTxn txn(db_, "put_draw", path_);
   NF_RETURN_IF_ERROR(txn.begin());
@@ -789,7 +756,7 @@ Status Store::put_draw_group_locked(const std::vector<std::pair<const Draw*, con
   return txn.commit();
 }
 
-Status Store::replace_draw(const Draw& draw) {
+Status SqliteStore::replace_draw(const Draw& draw) {
   std::lock_guard lock(mu_);
   WriteTxn txn(db_, "replace_draw", path_);
   NF_RETURN_IF_ERROR(txn.begin());
@@ -811,7 +778,7 @@ Status Store::replace_draw(const Draw& draw) {
   return txn.commit();
 }
 
-Status Store::put_draws(const std::vector<Draw>& draws) {
+Status SqliteStore::put_draws(const std::vector<Draw>& draws) {
   std::lock_guard lock(mu_);
   WriteTxn txn(db_, "put_draws", path_);
   NF_RETURN_IF_ERROR(txn.begin());
@@ -845,7 +812,7 @@ struct Store::BulkImport::Impl {
 Store::BulkImport::BulkImport(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Store::BulkImport::~BulkImport() = default;  // WriteTxn rolls back if not committed
 
-Result<std::unique_ptr<Store::BulkImport>> Store::begin_bulk_import() {
+Result<std::unique_ptr<Store::BulkImport>> SqliteStore::begin_bulk_import() {
   std::unique_lock lock(mu_);
   NF_ASSIGN_OR_RETURN(DrawWriter w, DrawWriter::prepare(db_, path_));
   NF_ASSIGN_OR_RETURN(Stmt outcome, Stmt::prepare(db_,
@@ -912,7 +879,7 @@ Status Store::BulkImport::put_item(const std::string& id, const std::string& clu
 
 Status Store::BulkImport::commit() { return impl_->txn.commit(); }
 
-Result<std::optional<json>> Store::cache_get(const std::string& key) {
+Result<std::optional<json>> SqliteStore::cache_get(const std::string& key) {
   std::lock_guard lock(mu_);
   if (!hot_->cache_get) {
     NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
@@ -930,12 +897,12 @@ Result<std::optional<json>> Store::cache_get(const std::string& key) {
   return std::optional<json>(std::move(j));
 }
 
-Status Store::cache_put(const std::string& key, const json& response) {
+Status SqliteStore::cache_put(const std::string& key, const json& response) {
   std::lock_guard lock(mu_);
   return cache_put_locked(key, response, now_s());
 }
 
-Status Store::cache_put_locked(const std::string& key, const json& response, int64_t now) {
+Status SqliteStore::cache_put_locked(const std::string& key, const json& response, int64_t now) {
   if (!hot_->cache_put) {
     NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
         "INSERT INTO response_cache(key, response, created_at) VALUES(?1, ?2, ?3) "
@@ -953,7 +920,7 @@ Status Store::cache_put_locked(const std::string& key, const json& response, int
 
 // Store::outcome_rows is in outcome_frame.cc (built on the integer-coded scan).
 
-Result<std::vector<StatusCount>> Store::status_counts() {
+Result<std::vector<StatusCount>> SqliteStore::status_counts() {
   std::lock_guard lock(mu_);
   NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
       "SELECT subject, config, condition, status, count(*) FROM draws "
@@ -968,7 +935,7 @@ Result<std::vector<StatusCount>> Store::status_counts() {
   return out;
 }
 
-Status Store::for_each_answer(
+Status SqliteStore::for_each_answer(
     const std::function<void(const std::string&, const std::string&, const std::string&, const std::string&)>& fn) {
   std::lock_guard lock(mu_);
   NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
@@ -982,7 +949,7 @@ Status Store::for_each_answer(
   return Status::Ok();
 }
 
-Result<Draw> Store::get_draw(const DrawKey& key) {
+Result<Draw> SqliteStore::get_draw(const DrawKey& key) {
   std::lock_guard lock(mu_);
   NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
       fmt::format("SELECT id, {} FROM draws WHERE subject = ?1 AND item = ?2 AND condition = ?3 "
@@ -1021,14 +988,14 @@ Result<Draw> Store::get_draw(const DrawKey& key) {
   return d;
 }
 
-Result<int64_t> Store::draw_count() {
+Result<int64_t> SqliteStore::draw_count() {
   std::lock_guard lock(mu_);
   NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_, "SELECT count(*) FROM draws", "draw_count", path_));
   NF_ASSIGN_OR_RETURN(bool row, q.step());
   return row ? q.int64(0) : int64_t{0};
 }
 
-Result<int64_t> Store::count_key(const DrawKey& key) {
+Result<int64_t> SqliteStore::count_key(const DrawKey& key) {
   std::lock_guard lock(mu_);
   NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
       "SELECT count(*) FROM draws WHERE subject = ?1 AND item = ?2 AND condition = ?3 "
@@ -1088,7 +1055,7 @@ Status insert_judgment(Stmt& insert, const JudgmentRow& r, int64_t now) {
 
 }  // namespace
 
-Status Store::put_judgments(const std::vector<JudgmentRow>& rows) {
+Status SqliteStore::put_judgments(const std::vector<JudgmentRow>& rows) {
   std::lock_guard lock(mu_);
   WriteTxn txn(db_, "put_judgments", path_);
   NF_RETURN_IF_ERROR(txn.begin());
@@ -1121,7 +1088,7 @@ Status Store::put_judgments(const std::vector<JudgmentRow>& rows) {
   return txn.commit();
 }
 
-Result<std::vector<JudgmentRow>> Store::judgments() {
+Result<std::vector<JudgmentRow>> SqliteStore::judgments() {
   std::lock_guard lock(mu_);
   NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
       "SELECT subject, subject_provider, item, cluster, judge, judge_provider, label, status, draw_id, "
@@ -1148,14 +1115,14 @@ Result<std::vector<JudgmentRow>> Store::judgments() {
   return out;
 }
 
-Result<int64_t> Store::judgment_count() {
+Result<int64_t> SqliteStore::judgment_count() {
   std::lock_guard lock(mu_);
   NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_, "SELECT count(*) FROM judgments", "judgment_count", path_));
   NF_ASSIGN_OR_RETURN(bool row, q.step());
   return row ? q.int64(0) : int64_t{0};
 }
 
-Status Store::put_human_labels(const std::vector<HumanLabelRow>& rows) {
+Status SqliteStore::put_human_labels(const std::vector<HumanLabelRow>& rows) {
   std::lock_guard lock(mu_);
   WriteTxn txn(db_, "put_human_labels", path_);
   NF_RETURN_IF_ERROR(txn.begin());
@@ -1185,7 +1152,7 @@ Status Store::put_human_labels(const std::vector<HumanLabelRow>& rows) {
   return txn.commit();
 }
 
-Result<std::vector<HumanLabelRow>> Store::human_labels() {
+Result<std::vector<HumanLabelRow>> SqliteStore::human_labels() {
   std::lock_guard lock(mu_);
   NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
       "SELECT rater, subject, item, label FROM human_labels ORDER BY rater, subject, item", "human_labels", path_));
@@ -1198,7 +1165,7 @@ Result<std::vector<HumanLabelRow>> Store::human_labels() {
   return out;
 }
 
-Result<std::vector<ItemRow>> Store::items() {
+Result<std::vector<ItemRow>> SqliteStore::items() {
   std::lock_guard lock(mu_);
   NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_, "SELECT item, cluster, data FROM items ORDER BY item", "items",
                                             path_));
@@ -1229,7 +1196,7 @@ Status Store::export_csv(const std::string& out_path) {
   return file.finish();
 }
 
-Status Store::export_jsonl(std::ostream& out) {
+Status SqliteStore::export_jsonl(std::ostream& out) {
   std::lock_guard lock(mu_);
   // One read transaction, so the export is a consistent snapshot even while a runner in
   // another process keeps writing (WAL readers do not block writers).
@@ -1288,7 +1255,7 @@ Status Store::export_jsonl(std::ostream& out) {
   return Status::Ok();
 }
 
-Status Store::export_csv(std::ostream& out) {
+Status SqliteStore::export_csv(std::ostream& out) {
   std::lock_guard lock(mu_);
   NF_RETURN_IF_ERROR(exec(db_, "BEGIN", "export_csv", path_));
   struct EndRead {
@@ -1338,7 +1305,7 @@ Status Store::export_csv(std::ostream& out) {
 
 // ---- judging stored draws -------------------------------------------------------------
 
-Result<std::vector<Store::JudgeableDraw>> Store::ok_draws_for_judging() {
+Result<std::vector<Store::JudgeableDraw>> SqliteStore::ok_draws_for_judging() {
   std::lock_guard lock(mu_);
   NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
       "SELECT id, subject, item, condition, config, replicate, cluster, request, content FROM draws "
@@ -1358,7 +1325,7 @@ Result<std::vector<Store::JudgeableDraw>> Store::ok_draws_for_judging() {
   return out;
 }
 
-Result<std::map<std::pair<int64_t, std::string>, std::string>> Store::judgment_status_by_draw() {
+Result<std::map<std::pair<int64_t, std::string>, std::string>> SqliteStore::judgment_status_by_draw() {
   std::lock_guard lock(mu_);
   NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
       "SELECT draw_id, judge, status FROM judgments WHERE draw_id IS NOT NULL", "judgment_status_by_draw", path_));
@@ -1371,7 +1338,7 @@ Result<std::map<std::pair<int64_t, std::string>, std::string>> Store::judgment_s
   return out;
 }
 
-Result<std::map<std::string, json>> Store::subject_specs() {
+Result<std::map<std::string, json>> SqliteStore::subject_specs() {
   std::lock_guard lock(mu_);
   NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_, "SELECT subject, spec FROM subjects ORDER BY subject",
                                             "subject_specs", path_));
@@ -1384,7 +1351,7 @@ Result<std::map<std::string, json>> Store::subject_specs() {
   return out;
 }
 
-Result<std::map<std::string, std::vector<std::string>>> Store::served_models() {
+Result<std::map<std::string, std::vector<std::string>>> SqliteStore::served_models() {
   std::lock_guard lock(mu_);
   NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
       "SELECT DISTINCT subject, served_model FROM draws WHERE status = 'ok' AND served_model != '' "
@@ -1399,7 +1366,7 @@ Result<std::map<std::string, std::vector<std::string>>> Store::served_models() {
   return out;
 }
 
-Result<std::map<int64_t, std::string>> Store::judged_draw_conditions() {
+Result<std::map<int64_t, std::string>> SqliteStore::judged_draw_conditions() {
   std::lock_guard lock(mu_);
   NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
       "SELECT id, condition FROM draws WHERE id IN (SELECT draw_id FROM judgments WHERE draw_id IS NOT NULL)",
@@ -1413,7 +1380,7 @@ Result<std::map<int64_t, std::string>> Store::judged_draw_conditions() {
   return out;
 }
 
-Status Store::replace_judgments(const std::vector<JudgmentRow>& rows) {
+Status SqliteStore::replace_judgments(const std::vector<JudgmentRow>& rows) {
   std::lock_guard lock(mu_);
   WriteTxn txn(db_, "replace_judgments", path_);
   NF_RETURN_IF_ERROR(txn.begin());

@@ -1,4 +1,8 @@
-// The SQLite store: one file per study, WAL mode, versioned schema (docs/store.md).
+// The store interface (docs/store.md): every completed draw, its outcomes, the study
+// record, items, judgments and the response cache. Two implementations: SqliteStore (one
+// file per study, WAL mode; src/store/sqlite_store.h, the embedded default) and PgStore
+// (a PostgreSQL database shared by many `noisefloor worker` processes; pg_store.h).
+// Store::open picks one from the path or URL.
 //
 // Every completed draw is committed in its own transaction before the runner counts
 // it, and draws are unique on (subject, item, condition, config, replicate), so a
@@ -22,8 +26,6 @@
 
 #include "core/types.h"
 #include "util/status.h"
-
-struct sqlite3;
 
 namespace nf {
 
@@ -110,44 +112,51 @@ struct ItemRow {
 
 class Store {
  public:
-  /// Opens (creating if needed) the store at `path`, sets WAL mode, foreign keys and a
-  /// busy timeout, and creates or migrates the schema. Parent directories are created.
-  /// Errors: DataLoss if the file is not a SQLite database or its schema is corrupt;
-  /// FailedPrecondition if its schema version is newer than this build's.
+  /// Opens (creating if needed) the store `path`: a `postgresql://` or `postgres://` URL
+  /// (libpq connection URI) opens a PgStore (pg_store.h), anything else is a SQLite file
+  /// (SqliteStore::open: WAL mode, foreign keys, busy timeout, schema created or migrated,
+  /// parent directories created). Errors: DataLoss if the file is not a SQLite database
+  /// or its schema is corrupt; FailedPrecondition if its schema version is newer than this
+  /// build's; Unavailable if the PostgreSQL server cannot be reached.
   static Result<std::unique_ptr<Store>> open(const std::string& path);
-  /// Like open() but NotFound if `path` does not exist (for `analyze`).
+  /// Like open() but NotFound if a SQLite `path` does not exist (for `analyze`); a
+  /// PostgreSQL URL is opened as by open().
   static Result<std::unique_ptr<Store>> open_existing(const std::string& path);
+  /// True if `path` names a PostgreSQL store (starts with postgresql:// or postgres://).
+  static bool is_postgresql_url(const std::string& path);
 
-  ~Store();
+  virtual ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
+
+  /// The file path (SQLite) or the URL without its password (PostgreSQL), for messages.
 
   const std::string& path() const { return path_; }
 
   /// Records the study (one per store). A later call replaces the record (e.g. a study
   /// extended with more replicates); the previous hash is returned ("" if none).
-  Result<std::string> put_study(const StudyRecord& study);
+  virtual Result<std::string> put_study(const StudyRecord& study) = 0;
   /// The study record, or NotFound if none was written.
-  Result<StudyRecord> get_study();
+  virtual Result<StudyRecord> get_study() = 0;
 
   /// Upserts items: id, cluster and the item as JSON. One transaction for all.
-  Status put_items(const std::vector<McqItem>& items);
+  virtual Status put_items(const std::vector<McqItem>& items) = 0;
   /// Upserts generic items (id, cluster, data) — used by imports.
-  Status put_item(const std::string& id, const std::string& cluster, const nlohmann::json& data);
+  virtual Status put_item(const std::string& id, const std::string& cluster, const nlohmann::json& data) = 0;
   /// Upserts a subject / a config description.
-  Status put_subject(const std::string& name, const nlohmann::json& spec);
-  Status put_config(const std::string& id, const nlohmann::json& spec);
+  virtual Status put_subject(const std::string& name, const nlohmann::json& spec) = 0;
+  virtual Status put_config(const std::string& id, const nlohmann::json& spec) = 0;
 
   /// DrawKey::to_string() of every stored draw whose status is not api_error: the draws
   /// a resumed run must not repeat. (api_error draws are retried on resume.)
-  Result<std::unordered_set<std::string>> finished_keys();
+  virtual Result<std::unordered_set<std::string>> finished_keys() = 0;
 
   /// Writes one draw and its outcomes in a single transaction. If a draw with the same
   /// key exists with status api_error it is replaced; if it exists with another status
   /// the call fails with AlreadyExists and nothing is written. InvalidArgument (nothing
   /// written) if the replicate is negative, an outcome value is NaN or an outcome name
   /// repeats within the draw.
-  Status put_draw(const Draw& draw);
+  virtual Status put_draw(const Draw& draw) = 0;
   /// One response-cache entry (key as runner/runner.h cache_key builds it).
   struct CacheEntry {
     std::string key;
@@ -157,7 +166,7 @@ class Store {
   /// per draw instead of one per call and one for the draw (the run's hot path). A cache
   /// entry with an existing key is overwritten. Errors as put_draw; nothing is written
   /// on error.
-  Status put_draw_with_cache(const Draw& draw, const std::vector<CacheEntry>& cache);
+  virtual Status put_draw_with_cache(const Draw& draw, const std::vector<CacheEntry>& cache) = 0;
   /// put_draw_with_cache with group commit (issue 14 item 5): the calling thread's draw
   /// joins the draws other threads are committing at the same moment; one of the waiting
   /// threads writes the whole group in one transaction (each draw under its own
@@ -166,14 +175,14 @@ class Store {
   /// arrived while the previous commit ran, so a lone thread commits at once. Returns this
   /// draw's own status (errors as put_draw_with_cache; a failed COMMIT fails the group).
   /// A SIGKILL loses only draws whose call has not returned.
-  Status put_draw_grouped(const Draw& draw, const std::vector<CacheEntry>& cache);
+  virtual Status put_draw_grouped(const Draw& draw, const std::vector<CacheEntry>& cache) = 0;
   /// Writes one draw, replacing any stored draw with the same key (whatever its status)
   /// and its outcomes, in a single transaction (`run --refresh`). Judgments of the
   /// replaced draw are deleted with it (they judged an answer that no longer exists; the
   /// next `noisefloor judge` judges the new one). InvalidArgument as put_draw.
-  Status replace_draw(const Draw& draw);
+  virtual Status replace_draw(const Draw& draw) = 0;
   /// Writes many draws in one transaction (imports). Same rules as put_draw.
-  Status put_draws(const std::vector<Draw>& draws);
+  virtual Status put_draws(const std::vector<Draw>& draws) = 0;
 
   /// A streaming import of ok draws given outcome by outcome (`noisefloor import draws`
   /// of a long file of any size; issue 14): memory does not grow with the number of
@@ -202,17 +211,18 @@ class Store {
 
    private:
     friend class Store;
+    friend class SqliteStore;
     struct Impl;
     explicit BulkImport(std::unique_ptr<Impl> impl);
     std::unique_ptr<Impl> impl_;
     int64_t draws_ = 0;
   };
   /// Starts a BulkImport (BEGIN IMMEDIATE). Errors: DataLoss / Unavailable from SQLite.
-  Result<std::unique_ptr<BulkImport>> begin_bulk_import();
+  virtual Result<std::unique_ptr<BulkImport>> begin_bulk_import() = 0;
 
   /// The response cache. Keys must include the replicate index (runner/cache_key.h).
-  Result<std::optional<nlohmann::json>> cache_get(const std::string& key);
-  Status cache_put(const std::string& key, const nlohmann::json& response);
+  virtual Result<std::optional<nlohmann::json>> cache_get(const std::string& key) = 0;
+  virtual Status cache_put(const std::string& key, const nlohmann::json& response) = 0;
 
   /// Every outcome of every ok draw, ordered by subject, config, condition, outcome,
   /// item, replicate. `include_cached` = false leaves out draws served from the cache.
@@ -221,43 +231,43 @@ class Store {
   /// codes, growing `dict` with each new string (src/store/outcome_frame.cc). Memory is
   /// the dictionaries only; `include_cached` as outcome_rows. Errors: DataLoss on a
   /// read failure.
-  Status scan_outcome_codes(bool include_cached, OutcomeDictionaries* dict,
-                            const std::function<void(const OutcomeCodes&)>& fn);
+  virtual Status scan_outcome_codes(bool include_cached, OutcomeDictionaries* dict,
+                            const std::function<void(const OutcomeCodes&)>& fn) = 0;
   /// scan_outcome_codes collected into columns (rows in storage order).
   Result<OutcomeFrame> outcome_frame(bool include_cached = true);
   /// Draw counts by status.
-  Result<std::vector<StatusCount>> status_counts();
+  virtual Result<std::vector<StatusCount>> status_counts() = 0;
   /// Calls fn(subject, config, status, content) for every stored draw that is not an
   /// api_error (the model answered), in id order, streaming rows (for the parse rate by
   /// reply language, metrics/reply_language.h). Errors: DataLoss on a read failure.
-  Status for_each_answer(
+  virtual Status for_each_answer(
       const std::function<void(const std::string& subject, const std::string& config, const std::string& status,
-                               const std::string& content)>& fn);
+                               const std::string& content)>& fn) = 0;
   /// One stored draw, or NotFound.
-  Result<Draw> get_draw(const DrawKey& key);
+  virtual Result<Draw> get_draw(const DrawKey& key) = 0;
   /// Number of stored draws (any status).
-  Result<int64_t> draw_count();
+  virtual Result<int64_t> draw_count() = 0;
   /// Number of stored draws with exactly this key (0 or 1; for crash tests).
-  Result<int64_t> count_key(const DrawKey& key);
+  virtual Result<int64_t> count_key(const DrawKey& key) = 0;
 
   /// Writes judgments in one transaction (all or nothing). A row whose key (subject, item,
   /// judge, draw_id) exists with status api_error is replaced (re-judging is resumable);
   /// with any other status the call fails with AlreadyExists naming the key and nothing
   /// is written. InvalidArgument if a label is not 0/1, the status is unknown, an ok row
   /// has no label, or subject/item/judge is empty. Source: seed 004 §2.6 (judge panel).
-  Status put_judgments(const std::vector<JudgmentRow>& rows);
+  virtual Status put_judgments(const std::vector<JudgmentRow>& rows) = 0;
   /// Every stored judgment (any status), ordered by subject, item, judge, id.
-  Result<std::vector<JudgmentRow>> judgments();
+  virtual Result<std::vector<JudgmentRow>> judgments() = 0;
   /// Number of stored judgments (any status).
-  Result<int64_t> judgment_count();
+  virtual Result<int64_t> judgment_count() = 0;
   /// Writes human labels in one transaction (all or nothing). AlreadyExists on a
   /// duplicate (rater, subject, item), InvalidArgument if a label is not 0/1 or a key
   /// field is empty. Source: seed 004 §3.4.
-  Status put_human_labels(const std::vector<HumanLabelRow>& rows);
+  virtual Status put_human_labels(const std::vector<HumanLabelRow>& rows) = 0;
   /// Every stored human label, ordered by rater, subject, item.
-  Result<std::vector<HumanLabelRow>> human_labels();
+  virtual Result<std::vector<HumanLabelRow>> human_labels() = 0;
   /// Every stored item (id, cluster, data), ordered by id.
-  Result<std::vector<ItemRow>> items();
+  virtual Result<std::vector<ItemRow>> items() = 0;
 
   /// Writes every draw with its outcomes as JSON Lines / one outcome per CSV row, in draw-key
   /// order (subject, item, condition, config, replicate), to a file (written atomically) or a
@@ -267,8 +277,8 @@ class Store {
   /// failure, the store's read errors.
   Status export_jsonl(const std::string& out_path);
   Status export_csv(const std::string& out_path);
-  Status export_jsonl(std::ostream& out);
-  Status export_csv(std::ostream& out);
+  virtual Status export_jsonl(std::ostream& out) = 0;
+  virtual Status export_csv(std::ostream& out) = 0;
 
   // ---- judging stored draws (runner/judge.h; seed 004 §2.6) ----
 
@@ -282,43 +292,56 @@ class Store {
     std::string content;
   };
   /// Every draw with status ok, ordered by id.
-  Result<std::vector<JudgeableDraw>> ok_draws_for_judging();
+  virtual Result<std::vector<JudgeableDraw>> ok_draws_for_judging() = 0;
   /// The status of every stored judgment that references a draw, keyed by
   /// (draw_id, judge): what a resumed `noisefloor judge` must not repeat.
-  Result<std::map<std::pair<int64_t, std::string>, std::string>> judgment_status_by_draw();
+  virtual Result<std::map<std::pair<int64_t, std::string>, std::string>> judgment_status_by_draw() = 0;
   /// The stored spec of every subject (table `subjects`), by name.
-  Result<std::map<std::string, nlohmann::json>> subject_specs();
+  virtual Result<std::map<std::string, nlohmann::json>> subject_specs() = 0;
   /// The distinct served model names (draws.served_model, "" left out) of each subject's
   /// ok draws: the model ids as served, for provenance pins (GRID card, seed 003 §7).
-  Result<std::map<std::string, std::vector<std::string>>> served_models();
+  virtual Result<std::map<std::string, std::vector<std::string>>> served_models() = 0;
   /// The condition of every draw that some judgment references, by draws.id (for the
   /// judge rates by condition; imports without draws are absent).
-  Result<std::map<int64_t, std::string>> judged_draw_conditions();
+  virtual Result<std::map<int64_t, std::string>> judged_draw_conditions() = 0;
   /// Writes judgments in one transaction (all or nothing), first deleting whatever the
   /// same judge stored for the same draw (any status, any unit name), or for a row without
   /// a draw the judgment with the same (subject, item, judge) (`judge --refresh`).
   /// InvalidArgument as put_judgments.
-  Status replace_judgments(const std::vector<JudgmentRow>& rows);
+  virtual Status replace_judgments(const std::vector<JudgmentRow>& rows) = 0;
 
- private:
-  Store(std::string path, sqlite3* db);
-  Status migrate();
-  Status put_draw_locked(const Draw& draw);
-  // One transaction for a group of draws (caller holds mu_); per-draw statuses.
-  Status put_draw_group_locked(const std::vector<std::pair<const Draw*, const std::vector<CacheEntry>*>>& group,
-                               std::vector<Status>* statuses);
-  Status cache_put_locked(const std::string& key, const nlohmann::json& response, int64_t now);
 
+  // ---- planned draws shared by many workers (`noisefloor worker`; docs/store.md) ----
+  // Offered by the PostgreSQL store only; SqliteStore answers Unimplemented.
+
+  /// Progress of the shared plan (table planned_draws).
+  struct PlanCounts {
+    int64_t planned = 0;  // rows in planned_draws
+    int64_t done = 0;     // rows whose draw is committed
+    int64_t leased = 0;   // not done, held by a worker whose lease has not expired
+  };
+  /// Writes the plan once: inserts every key not yet planned (idempotent; any number of
+  /// workers may call it at once), and re-opens planned rows whose stored draw is an
+  /// api_error (so a restarted worker retries them, as `run` does on resume).
+  virtual Status plan_draw_keys(const std::vector<DrawKey>& keys);
+  /// Claims up to `n` planned draws that are not done and not leased (or whose lease
+  /// expired), leasing them to `worker` for `lease_s` seconds (SELECT ... FOR UPDATE SKIP
+  /// LOCKED: concurrent claims never return the same row). Empty when none is free.
+  virtual Result<std::vector<DrawKey>> claim_draws(const std::string& worker, int n, double lease_s);
+  /// Extends every lease `worker` holds on a not-done draw to now + `lease_s`.
+  virtual Status renew_leases(const std::string& worker, double lease_s);
+  /// Stores a claimed draw (with its cache entries) and marks its planned row done in one
+  /// transaction. AlreadyExists if the key is stored with a status other than api_error
+  /// (another worker took it over after this lease expired); the row is then marked done.
+  virtual Status put_claimed_draw(const Draw& draw, const std::vector<CacheEntry>& cache);
+  /// Counts of the shared plan.
+  virtual Result<PlanCounts> plan_counts();
+  /// "SQLite store" or "PostgreSQL store" (for messages).
+  virtual std::string kind() const = 0;
+
+ protected:
+  explicit Store(std::string path) : path_(std::move(path)) {}
   std::string path_;
-  sqlite3* db_ = nullptr;
-  std::mutex mu_;
-  // Statements of the per-draw hot path (draw insert with outcomes, cache get/put),
-  // prepared on first use and reused under mu_ (store.cc). Finalized before close.
-  struct HotStatements;
-  std::unique_ptr<HotStatements> hot_;
-  // Group commit queue (put_draw_grouped; store/group_commit.cc).
-  struct GroupCommit;
-  std::unique_ptr<GroupCommit> group_;
 };
 
 }  // namespace nf

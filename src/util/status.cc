@@ -15,6 +15,7 @@ std::string_view status_code_name(StatusCode code) {
     case StatusCode::kDeadlineExceeded: return "deadline_exceeded";
     case StatusCode::kUndefined: return "undefined";
     case StatusCode::kInternal: return "internal";
+    case StatusCode::kUnimplemented: return "unimplemented";
   }
   return "unknown";
 }
@@ -39,5 +40,6 @@ Status Unavailable(std::string m) { return Status(StatusCode::kUnavailable, std:
 Status DeadlineExceeded(std::string m) { return Status(StatusCode::kDeadlineExceeded, std::move(m)); }
 Status Undefined(std::string m) { return Status(StatusCode::kUndefined, std::move(m)); }
 Status Internal(std::string m) { return Status(StatusCode::kInternal, std::move(m)); }
+Status Unimplemented(std::string m) { return Status(StatusCode::kUnimplemented, std::move(m)); }
 
 }  // namespace nf

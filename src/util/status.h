@@ -28,6 +28,7 @@ enum class StatusCode {
   kDeadlineExceeded,    // a timeout
   kUndefined,           // a statistic that is mathematically undefined for this input
   kInternal,            // a broken invariant inside noisefloor (a bug)
+  kUnimplemented,       // an operation this implementation (e.g. the PostgreSQL store) does not offer
 };
 
 /// Returns the stable lower-case name of `code`, e.g. "invalid_argument".
@@ -70,6 +71,7 @@ Status Unavailable(std::string message);
 Status DeadlineExceeded(std::string message);
 Status Undefined(std::string message);
 Status Internal(std::string message);
+Status Unimplemented(std::string message);
 
 /// A value of type T or a non-OK Status. Accessing value() of an error is a bug
 /// (asserts in debug builds).

@@ -1,0 +1,136 @@
+#include "runner/worker.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "util/clock.h"
+
+namespace nf {
+
+namespace {
+
+std::string default_worker_id() {
+  char host[256] = {0};
+  if (gethostname(host, sizeof(host) - 1) != 0) std::snprintf(host, sizeof(host), "unknown-host");
+  const auto ns = std::chrono::steady_clock::now().time_since_epoch().count();
+  return fmt::format("{}:{}:{:04x}", host, static_cast<long>(getpid()), static_cast<unsigned>(ns) & 0xffffu);
+}
+
+/// Renews `worker`'s leases every `period_s` until destroyed.
+class LeaseKeeper {
+ public:
+  LeaseKeeper(Store& store, std::string worker, double lease_s)
+      : store_(store), worker_(std::move(worker)), lease_s_(lease_s), thread_([this] { loop(); }) {}
+  ~LeaseKeeper() {
+    {
+      std::lock_guard lock(m_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  void loop() {
+    std::unique_lock lock(m_);
+    const auto period = std::chrono::duration<double>(lease_s_ / 3.0);
+    while (!cv_.wait_for(lock, period, [this] { return done_; })) {
+      Status st = store_.renew_leases(worker_, lease_s_);
+      if (!st.ok()) std::fprintf(stderr, "worker %s: renewing leases failed: %s\n", worker_.c_str(), st.message().c_str());
+    }
+  }
+  Store& store_;
+  std::string worker_;
+  double lease_s_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+}  // namespace
+
+Result<WorkerSummary> run_worker(const Study& study, Store& store, const WorkerOptions& options) {
+  if (options.lease_s <= 0) return InvalidArgument(fmt::format("worker: lease must be > 0 s, got {}", options.lease_s));
+  Clock& clock = real_clock();
+  const double t0 = clock.now_s();
+  WorkerSummary sum;
+  sum.worker_id = options.worker_id.empty() ? default_worker_id() : options.worker_id;
+  if (study.subjects.empty() || study.dataset.path.empty())
+    return FailedPrecondition(fmt::format("{}: the study has no subjects or no dataset: there are no draws to run",
+                                          study.source_path));
+  {
+    NF_ASSIGN_OR_RETURN(auto task, make_task(study));
+    const auto configs = expand_configs(study.axes);
+    const auto plan = plan_draws(study, task->items(), configs);
+    std::vector<DrawKey> keys;
+    keys.reserve(plan.size());
+    for (const auto& p : plan) keys.push_back(p.key);
+    NF_RETURN_IF_ERROR(store.plan_draw_keys(keys));
+  }
+  int threads = options.threads;
+  if (threads <= 0) {
+    threads = 1;
+    for (const auto& s : study.subjects) threads = std::max(threads, s.concurrency);
+  }
+  const int batch = options.batch > 0 ? options.batch : 8 * threads;
+  double last_print = -1e9;
+  bool recorded = false;
+  for (;;) {
+    if (options.stop && options.stop->load()) {
+      sum.interrupted = true;
+      break;
+    }
+    NF_ASSIGN_OR_RETURN(std::vector<DrawKey> claimed, store.claim_draws(sum.worker_id, batch, options.lease_s));
+    if (claimed.empty()) {
+      NF_ASSIGN_OR_RETURN(Store::PlanCounts counts, store.plan_counts());
+      sum.planned = counts.planned;
+      if (counts.done >= counts.planned) break;
+      // Open draws are leased by other workers: wait for them to finish or expire.
+      std::this_thread::sleep_for(std::chrono::duration<double>(std::min(1.0, options.lease_s / 4.0)));
+      continue;
+    }
+    ++sum.batches;
+    RunOptions ro;
+    ro.use_cache = options.use_cache;
+    ro.progress = false;
+    ro.threads = threads;
+    ro.stop = options.stop;
+    ro.keys = &claimed;
+    ro.record_study = !recorded;
+    ro.commit = [&store](const Draw& d, const std::vector<Store::CacheEntry>& cache) {
+      return store.put_claimed_draw(d, cache);
+    };
+    Result<RunSummary> rs = [&] {
+      LeaseKeeper keeper(store, sum.worker_id, options.lease_s);
+      return run_study(study, store, ro);
+    }();
+    if (!rs.ok()) return rs.status();
+    recorded = true;
+    sum.executed += rs->executed;
+    sum.ok += rs->ok;
+    sum.parse_error += rs->parse_error;
+    sum.api_error += rs->api_error;
+    sum.refused += rs->refused;
+    if (options.progress && clock.now_s() - last_print >= 2.0) {
+      last_print = clock.now_s();
+      auto counts = store.plan_counts();
+      if (counts.ok())
+        std::fprintf(stderr, "worker %s: %lld of %lld planned draws done (%lld by this worker)\n",
+                     sum.worker_id.c_str(), static_cast<long long>(counts->done),
+                     static_cast<long long>(counts->planned), static_cast<long long>(sum.executed));
+    }
+  }
+  sum.seconds = clock.now_s() - t0;
+  return sum;
+}
+
+}  // namespace nf

@@ -1,0 +1,970 @@
+// The PostgreSQL store (pg_store.h; docs/store.md "PostgreSQL"), on libpq's C API.
+//
+// One connection per PgStore, used under mu_ by one thread at a time. Every statement is
+// sent with PQexecParams (text parameters, bytea as binary), so no value is ever spliced
+// into SQL text. Text is compared and ordered with COLLATE "C" (byte order), as SQLite's
+// BINARY collation orders it, so analyses see the same order on both stores.
+#include "store/pg_store.h"
+
+#include <postgresql/libpq-fe.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <ostream>
+#include <string_view>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "store/export_format.h"
+#include "util/clock.h"
+
+namespace nf {
+
+using json = nlohmann::json;
+
+namespace {
+
+using store_export::axis_value_json;
+using store_export::config_axes;
+using store_export::csv_field;
+
+// The PostgreSQL schema version: the SQLite store's tables (schema v2 minus judgments and
+// human_labels) plus planned_draws. Written to meta.schema_version.
+constexpr int kPgSchemaVersion = 1;
+
+std::string dump_json(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+int64_t now_s() { return real_clock().unix_time_s(); }
+
+// Valid UTF-8 without NUL, as PostgreSQL TEXT requires: invalid sequences and NUL bytes
+// become U+FFFD (the raw response, content and error are stored byte for byte as bytea).
+std::string text_utf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t len = 0;
+    if (c >= 0x01 && c < 0x80) len = 1;
+    else if (c >= 0xC2 && c <= 0xDF) len = 2;
+    else if (c >= 0xE0 && c <= 0xEF) len = 3;
+    else if (c >= 0xF0 && c <= 0xF4) len = 4;
+    bool ok = len > 0 && i + len <= s.size();
+    for (size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
+    if (ok && len == 3) {
+      const auto c1 = static_cast<unsigned char>(s[i + 1]);
+      ok = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 >= 0xA0);
+    }
+    if (ok && len == 4) {
+      const auto c1 = static_cast<unsigned char>(s[i + 1]);
+      ok = !(c == 0xF0 && c1 < 0x90) && !(c == 0xF4 && c1 >= 0x90);
+    }
+    if (ok) {
+      out.append(s.substr(i, len));
+      i += len;
+    } else {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    }
+  }
+  return out;
+}
+
+// The URL as shown in messages: the password (user:PASSWORD@ or password=...) masked.
+std::string display_url(const std::string& url) {
+  std::string out = url;
+  const size_t scheme = out.find("://");
+  if (scheme != std::string::npos) {
+    const size_t at = out.find('@', scheme + 3);
+    const size_t slash = out.find('/', scheme + 3);
+    if (at != std::string::npos && (slash == std::string::npos || at < slash)) {
+      const size_t colon = out.find(':', scheme + 3);
+      if (colon != std::string::npos && colon < at) out.replace(colon + 1, at - colon - 1, "***");
+    }
+  }
+  const size_t pw = out.find("password=");
+  if (pw != std::string::npos) {
+    const size_t end = out.find('&', pw);
+    out.replace(pw + 9, (end == std::string::npos ? out.size() : end) - pw - 9, "***");
+  }
+  return out;
+}
+
+/// One statement parameter: text, bytea (binary) or NULL.
+struct Param {
+  std::string value;
+  bool null = false;
+  bool binary = false;
+};
+Param text(std::string_view s) { return {text_utf8(s)}; }
+Param bytes(std::string s) { return {std::move(s), false, true}; }
+Param num(int64_t v) { return {std::to_string(v)}; }
+Param num(double v) { return {fmt::format("{}", v)}; }  // shortest decimal that reads back exactly
+Param null_param() { return {"", true}; }
+Param boolean(bool b) { return {b ? "true" : "false"}; }
+
+/// A query result (owned).
+class Res {
+ public:
+  explicit Res(PGresult* r) : r_(r, PQclear) {}
+  int rows() const { return PQntuples(r_.get()); }
+  bool is_null(int row, int col) const { return PQgetisnull(r_.get(), row, col) != 0; }
+  std::string str(int row, int col) const {
+    return std::string(PQgetvalue(r_.get(), row, col), static_cast<size_t>(PQgetlength(r_.get(), row, col)));
+  }
+  int64_t int64(int row, int col) const { return std::strtoll(PQgetvalue(r_.get(), row, col), nullptr, 10); }
+  double dbl(int row, int col) const { return std::strtod(PQgetvalue(r_.get(), row, col), nullptr); }
+  bool boolean(int row, int col) const { return PQgetvalue(r_.get(), row, col)[0] == 't'; }
+  /// A bytea column in text (hex) output: "\x0a1b..." -> the bytes.
+  std::string bytea(int row, int col) const {
+    const char* p = PQgetvalue(r_.get(), row, col);
+    const size_t n = static_cast<size_t>(PQgetlength(r_.get(), row, col));
+    std::string out;
+    if (n < 2 || p[0] != '\\' || p[1] != 'x') return std::string(p, n);
+    out.reserve((n - 2) / 2);
+    auto hex = [](char c) { return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10; };
+    for (size_t i = 2; i + 1 < n; i += 2) out.push_back(static_cast<char>(hex(p[i]) * 16 + hex(p[i + 1])));
+    return out;
+  }
+
+ private:
+  std::unique_ptr<PGresult, void (*)(PGresult*)> r_;
+};
+
+}  // namespace
+
+struct PgStore::Conn {
+  PGconn* c = nullptr;
+  std::string name;  // display URL
+  ~Conn() {
+    if (c != nullptr) PQfinish(c);
+  }
+
+  Status error(PGresult* r, std::string_view op) const {
+    const char* state = r != nullptr ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
+    std::string msg = r != nullptr ? PQresultErrorMessage(r) : "";
+    if (msg.empty()) msg = PQerrorMessage(c);
+    while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
+    const std::string sqlstate = state != nullptr ? state : "";
+    const std::string text = fmt::format("store {}: {}: {}{}", name, op, msg,
+                                         sqlstate.empty() ? "" : fmt::format(" (sqlstate {})", sqlstate));
+    if (PQstatus(c) != CONNECTION_OK || sqlstate.rfind("08", 0) == 0 || sqlstate.rfind("57P", 0) == 0)
+      return Unavailable(text);
+    if (sqlstate == "23505") return AlreadyExists(text);
+    if (sqlstate.rfind("23", 0) == 0 || sqlstate.rfind("22", 0) == 0) return InvalidArgument(text);
+    if (sqlstate.rfind("40", 0) == 0 || sqlstate.rfind("55", 0) == 0 || sqlstate.rfind("53", 0) == 0)
+      return FailedPrecondition(text);
+    if (sqlstate.rfind("42", 0) == 0) return Internal(text);
+    return DataLoss(text);
+  }
+};
+
+namespace {
+
+// Runs and checks: the statement must succeed (command or rows).
+Result<Res> exec(PgStore::Conn& conn, std::string_view op, const std::string& sql,
+                 const std::vector<Param>& params = {}) {
+  std::vector<const char*> values(params.size());
+  std::vector<int> lengths(params.size()), formats(params.size());
+  for (size_t i = 0; i < params.size(); ++i) {
+    values[i] = params[i].null ? nullptr : params[i].value.data();
+    lengths[i] = static_cast<int>(params[i].value.size());
+    formats[i] = params[i].binary ? 1 : 0;
+  }
+  // Without parameters PQexec (which also takes several statements, e.g. the schema).
+  PGresult* r = params.empty() ? PQexec(conn.c, sql.c_str())
+                               : PQexecParams(conn.c, sql.c_str(), static_cast<int>(params.size()), nullptr,
+                                              values.data(), lengths.data(), formats.data(), 0);
+  const ExecStatusType st = r != nullptr ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+  if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+    Status s = conn.error(r, op);
+    if (r != nullptr) PQclear(r);
+    return s;
+  }
+  return Res(r);
+}
+
+/// BEGIN ... COMMIT; rolls back when destroyed uncommitted.
+class Txn {
+ public:
+  Txn(PgStore::Conn& c, std::string_view op) : c_(c), op_(op) {}
+  ~Txn() {
+    if (open_) PQclear(PQexec(c_.c, "ROLLBACK"));
+  }
+  Status begin() {
+    NF_RETURN_IF_ERROR(exec(c_, op_, "BEGIN").status());
+    open_ = true;
+    return Status::Ok();
+  }
+  Status commit() {
+    open_ = false;
+    return exec(c_, op_, "COMMIT").status();
+  }
+  void rollback() {
+    if (open_) PQclear(PQexec(c_.c, "ROLLBACK"));
+    open_ = false;
+  }
+
+ private:
+  PgStore::Conn& c_;
+  std::string op_;
+  bool open_ = false;
+};
+
+/// Streams the rows of `sql` through a cursor in batches of 5,000 (memory bounded by the
+/// batch), calling fn(res, row) for each. Runs in its own read transaction.
+Status for_each_row(PgStore::Conn& conn, std::string_view op, const std::string& sql,
+                    const std::vector<Param>& params, const std::function<void(const Res&, int)>& fn) {
+  Txn txn(conn, op);
+  NF_RETURN_IF_ERROR(txn.begin());
+  NF_RETURN_IF_ERROR(exec(conn, op, "DECLARE nf_rows NO SCROLL CURSOR FOR " + sql, params).status());
+  for (;;) {
+    NF_ASSIGN_OR_RETURN(Res res, exec(conn, op, "FETCH 5000 FROM nf_rows"));
+    for (int i = 0; i < res.rows(); ++i) fn(res, i);
+    if (res.rows() < 5000) break;
+  }
+  NF_RETURN_IF_ERROR(exec(conn, op, "CLOSE nf_rows").status());
+  return txn.commit();
+}
+
+Result<json> parse_json_text(const std::string& text, std::string_view what, const std::string& name) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return DataLoss(fmt::format("store {}: {} is not valid JSON: {:.80}", name, what, text));
+  return j;
+}
+
+std::vector<Param> key_params(const DrawKey& k) {
+  return {text(k.subject), text(k.item), text(k.condition), text(k.config), num(static_cast<int64_t>(k.replicate))};
+}
+
+constexpr const char* kKeyWhere = "subject = $1 AND item = $2 AND condition = $3 AND config = $4 AND replicate = $5";
+
+constexpr const char* kDrawColumns =
+    "subject, item, condition, config, replicate, cluster, status, request, response, "
+    "content, error, latency_ms, prompt_tokens, completion_tokens, finish_reason, "
+    "served_model, system_fingerprint, cached, attempts, extra, created_at";
+
+// Tables (docs/store.md "PostgreSQL"): the SQLite store's, with bytea for the bytes the
+// model sent, plus the shared plan. IF NOT EXISTS: any worker may run this first.
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS study(
+  id INTEGER PRIMARY KEY CHECK (id = 1), name TEXT NOT NULL, hash TEXT NOT NULL, seed BIGINT NOT NULL,
+  spec TEXT NOT NULL, created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL);
+CREATE TABLE IF NOT EXISTS items(item TEXT PRIMARY KEY, cluster TEXT NOT NULL, data TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS subjects(subject TEXT PRIMARY KEY, spec TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS configs(config TEXT PRIMARY KEY, spec TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS draws(
+  id                 BIGSERIAL PRIMARY KEY,
+  subject            TEXT NOT NULL,
+  item               TEXT NOT NULL,
+  condition          TEXT NOT NULL,
+  config             TEXT NOT NULL,
+  replicate          INTEGER NOT NULL CHECK (replicate >= 0),
+  cluster            TEXT NOT NULL,
+  status             TEXT NOT NULL CHECK (status IN ('ok', 'parse_error', 'api_error', 'refused')),
+  request            TEXT NOT NULL,
+  response           BYTEA NOT NULL,
+  content            BYTEA NOT NULL,
+  error              BYTEA NOT NULL,
+  latency_ms         DOUBLE PRECISION,
+  prompt_tokens      BIGINT,
+  completion_tokens  BIGINT,
+  finish_reason      TEXT NOT NULL,
+  served_model       TEXT NOT NULL,
+  system_fingerprint TEXT NOT NULL,
+  cached             BOOLEAN NOT NULL,
+  attempts           INTEGER NOT NULL,
+  extra              TEXT NOT NULL,
+  created_at         BIGINT NOT NULL,
+  UNIQUE (subject, item, condition, config, replicate));
+CREATE INDEX IF NOT EXISTS draws_by_cell ON draws(status, subject, config, condition, item, replicate);
+CREATE TABLE IF NOT EXISTS outcomes(
+  draw_id BIGINT NOT NULL REFERENCES draws(id) ON DELETE CASCADE,
+  ord     INTEGER NOT NULL,
+  name    TEXT NOT NULL,
+  value   DOUBLE PRECISION NOT NULL,
+  label   TEXT NOT NULL,
+  PRIMARY KEY (draw_id, name));
+CREATE TABLE IF NOT EXISTS response_cache(key TEXT PRIMARY KEY, response TEXT NOT NULL, created_at BIGINT NOT NULL);
+CREATE TABLE IF NOT EXISTS planned_draws(
+  id          BIGSERIAL PRIMARY KEY,
+  subject     TEXT NOT NULL,
+  item        TEXT NOT NULL,
+  condition   TEXT NOT NULL,
+  config      TEXT NOT NULL,
+  replicate   INTEGER NOT NULL,
+  done        BOOLEAN NOT NULL DEFAULT false,
+  lease_owner TEXT,
+  lease_until TIMESTAMPTZ,
+  claims      INTEGER NOT NULL DEFAULT 0,
+  UNIQUE (subject, item, condition, config, replicate));
+CREATE INDEX IF NOT EXISTS planned_draws_open ON planned_draws(id) WHERE NOT done;
+)sql";
+
+Status check_draw(const Draw& d, const std::string& name) {
+  const DrawKey& k = d.key;
+  if (k.replicate < 0)
+    return InvalidArgument(fmt::format("store {}: put_draw {}: replicate must be >= 0", name, k.to_string()));
+  for (size_t i = 0; i < d.outcomes.size(); ++i) {
+    if (std::isnan(d.outcomes[i].value))
+      return InvalidArgument(
+          fmt::format("store {}: put_draw {}: outcome '{}' has value NaN", name, k.to_string(), d.outcomes[i].name));
+    for (size_t j = 0; j < i; ++j)
+      if (d.outcomes[j].name == d.outcomes[i].name)
+        return InvalidArgument(fmt::format("store {}: put_draw {}: outcome '{}' appears twice", name, k.to_string(),
+                                           d.outcomes[i].name));
+  }
+  return Status::Ok();
+}
+
+/// string -> dictionary code, appending new strings (as outcome_frame.cc's encoder).
+class Encoder {
+ public:
+  explicit Encoder(std::vector<std::string>* names) : names_(names) {
+    for (uint32_t i = 0; i < names_->size(); ++i) index_.emplace((*names_)[i], i);
+  }
+  uint32_t code(const std::string& s) {
+    auto [it, inserted] = index_.try_emplace(s, static_cast<uint32_t>(names_->size()));
+    if (inserted) names_->push_back(s);
+    return it->second;
+  }
+
+ private:
+  std::vector<std::string>* names_;
+  std::unordered_map<std::string, uint32_t> index_;
+};
+
+Status unimplemented(const std::string& name, std::string_view op) {
+  return Unimplemented(fmt::format("store {}: {} is not supported by the PostgreSQL store (docs/store.md lists "
+                                   "what it offers; use a SQLite store for this step)",
+                                   name, op));
+}
+
+}  // namespace
+
+// ---- open / schema --------------------------------------------------------------------
+
+PgStore::PgStore(std::string display, std::unique_ptr<Conn> conn) : Store(std::move(display)), conn_(std::move(conn)) {}
+
+PgStore::~PgStore() = default;
+
+Result<std::unique_ptr<Store>> PgStore::open(const std::string& url) {
+  auto conn = std::make_unique<Conn>();
+  conn->name = display_url(url);
+  conn->c = PQconnectdb(url.c_str());
+  if (conn->c == nullptr) return Unavailable("store " + conn->name + ": cannot allocate a libpq connection");
+  if (PQstatus(conn->c) != CONNECTION_OK) {
+    std::string msg = PQerrorMessage(conn->c);
+    while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
+    return Unavailable(fmt::format("store {}: cannot connect to PostgreSQL: {}", conn->name, msg));
+  }
+  PQclear(PQexec(conn->c, "SET client_min_messages = warning"));
+  std::string display = conn->name;
+  std::unique_ptr<PgStore> store(new PgStore(std::move(display), std::move(conn)));
+  NF_RETURN_IF_ERROR(store->create_schema());
+  return std::unique_ptr<Store>(std::move(store));
+}
+
+Status PgStore::create_schema() {
+  std::lock_guard lock(mu_);
+  Conn& c = *conn_;
+  // search_path's first schema is the study's; create it if the URL names a new one.
+  NF_ASSIGN_OR_RETURN(Res cur, exec(c, "open", "SELECT current_schema(), current_setting('search_path')"));
+  if (cur.is_null(0, 0)) {
+    std::string first = cur.str(0, 1);
+    first = first.substr(0, first.find(','));
+    while (!first.empty() && first.front() == ' ') first.erase(first.begin());
+    if (first.size() >= 2 && first.front() == '"') first = first.substr(1, first.size() - 2);
+    if (first.empty() || first == "$user")
+      return FailedPrecondition(fmt::format("store {}: search_path names no schema to create the tables in", c.name));
+    NF_ASSIGN_OR_RETURN(Res quoted, exec(c, "open", "SELECT quote_ident($1)", {text(first)}));
+    NF_RETURN_IF_ERROR(exec(c, "create schema", "CREATE SCHEMA IF NOT EXISTS " + quoted.str(0, 0)).status());
+  }
+  Txn txn(c, "create schema");
+  NF_RETURN_IF_ERROR(txn.begin());
+  // One creator at a time (CREATE TABLE IF NOT EXISTS is not safe under concurrency).
+  NF_RETURN_IF_ERROR(exec(c, "create schema", "SELECT pg_advisory_xact_lock(7346119051)").status());
+  NF_ASSIGN_OR_RETURN(Res has_meta, exec(c, "create schema", "SELECT to_regclass('meta') IS NOT NULL"));
+  if (has_meta.boolean(0, 0)) {
+    NF_ASSIGN_OR_RETURN(Res v, exec(c, "read schema version", "SELECT value FROM meta WHERE key = 'schema_version'"));
+    if (v.rows() == 0) return DataLoss(fmt::format("store {}: table meta has no schema_version: not a noisefloor store", c.name));
+    const int version = std::atoi(v.str(0, 0).c_str());
+    if (version > kPgSchemaVersion)
+      return FailedPrecondition(fmt::format("store {}: PostgreSQL schema version {} is newer than this build's ({})",
+                                            c.name, version, kPgSchemaVersion));
+  }
+  NF_RETURN_IF_ERROR(exec(c, "create schema", kSchema).status());
+  NF_RETURN_IF_ERROR(exec(c, "create schema",
+                          "INSERT INTO meta(key, value) VALUES ('schema_version', $1), ('created_by', $2) "
+                          "ON CONFLICT (key) DO NOTHING",
+                          {num(static_cast<int64_t>(kPgSchemaVersion)), text(NOISEFLOOR_VERSION)})
+                         .status());
+  return txn.commit();
+}
+
+// ---- study, items, subjects, configs --------------------------------------------------
+
+Result<std::string> PgStore::put_study(const StudyRecord& study) {
+  std::lock_guard lock(mu_);
+  Conn& c = *conn_;
+  Txn txn(c, "put_study");
+  NF_RETURN_IF_ERROR(txn.begin());
+  NF_ASSIGN_OR_RETURN(Res prev, exec(c, "put_study", "SELECT hash FROM study WHERE id = 1 FOR UPDATE"));
+  std::string previous = prev.rows() > 0 ? prev.str(0, 0) : "";
+  NF_RETURN_IF_ERROR(exec(c, "put_study",
+                          "INSERT INTO study(id, name, hash, seed, spec, created_at, updated_at) "
+                          "VALUES (1, $1, $2, $3, $4, $5, $5) ON CONFLICT (id) DO UPDATE SET name = excluded.name, "
+                          "hash = excluded.hash, seed = excluded.seed, spec = excluded.spec, "
+                          "updated_at = excluded.updated_at",
+                          {text(study.name), text(study.hash), num(study.seed), text(dump_json(study.spec)),
+                           num(now_s())})
+                         .status());
+  NF_RETURN_IF_ERROR(txn.commit());
+  return previous;
+}
+
+Result<StudyRecord> PgStore::get_study() {
+  std::lock_guard lock(mu_);
+  NF_ASSIGN_OR_RETURN(Res r, exec(*conn_, "get_study", "SELECT name, hash, seed, spec FROM study WHERE id = 1"));
+  if (r.rows() == 0) return NotFound("store " + path_ + ": no study recorded");
+  StudyRecord s;
+  s.name = r.str(0, 0);
+  s.hash = r.str(0, 1);
+  s.seed = r.int64(0, 2);
+  NF_ASSIGN_OR_RETURN(s.spec, parse_json_text(r.str(0, 3), "study spec", path_));
+  return s;
+}
+
+namespace {
+constexpr const char* kPutItem =
+    "INSERT INTO items(item, cluster, data) VALUES ($1, $2, $3) ON CONFLICT (item) DO UPDATE "
+    "SET cluster = excluded.cluster, data = excluded.data";
+}  // namespace
+
+Status PgStore::put_items(const std::vector<McqItem>& items) {
+  std::lock_guard lock(mu_);
+  Txn txn(*conn_, "put_items");
+  NF_RETURN_IF_ERROR(txn.begin());
+  for (const McqItem& it : items) {
+    json options = json::array();
+    for (const McqOption& o : it.options) options.push_back({{"letter", o.letter}, {"text", o.text}});
+    json data = {{"question", it.question}, {"options", std::move(options)}, {"answer", it.answer}, {"meta", it.meta}};
+    NF_RETURN_IF_ERROR(
+        exec(*conn_, "put_items", kPutItem, {text(it.id), text(it.cluster.empty() ? it.id : it.cluster), text(dump_json(data))})
+            .status());
+  }
+  return txn.commit();
+}
+
+Status PgStore::put_item(const std::string& id, const std::string& cluster, const json& data) {
+  std::lock_guard lock(mu_);
+  return exec(*conn_, "put_item", kPutItem, {text(id), text(cluster.empty() ? id : cluster), text(dump_json(data))})
+      .status();
+}
+
+Status PgStore::put_subject(const std::string& name, const json& spec) {
+  std::lock_guard lock(mu_);
+  return exec(*conn_, "put_subject",
+              "INSERT INTO subjects(subject, spec) VALUES ($1, $2) ON CONFLICT (subject) DO UPDATE SET spec = excluded.spec",
+              {text(name), text(dump_json(spec))})
+      .status();
+}
+
+Status PgStore::put_config(const std::string& id, const json& spec) {
+  std::lock_guard lock(mu_);
+  return exec(*conn_, "put_config",
+              "INSERT INTO configs(config, spec) VALUES ($1, $2) ON CONFLICT (config) DO UPDATE SET spec = excluded.spec",
+              {text(id), text(dump_json(spec))})
+      .status();
+}
+
+// ---- draws ----------------------------------------------------------------------------
+
+Result<std::unordered_set<std::string>> PgStore::finished_keys() {
+  std::lock_guard lock(mu_);
+  std::unordered_set<std::string> keys;
+  NF_RETURN_IF_ERROR(for_each_row(*conn_, "finished_keys",
+                                  "SELECT subject, item, condition, config, replicate FROM draws WHERE status <> 'api_error'",
+                                  {}, [&](const Res& r, int i) {
+                                    DrawKey k{r.str(i, 0), r.str(i, 1), r.str(i, 2), r.str(i, 3),
+                                              static_cast<int>(r.int64(i, 4))};
+                                    keys.insert(k.to_string());
+                                  }));
+  return keys;
+}
+
+Status PgStore::write_draw_locked(const Draw& d, const std::vector<CacheEntry>& cache, int64_t now) {
+  Conn& c = *conn_;
+  NF_RETURN_IF_ERROR(check_draw(d, path_));
+  const DrawKey& k = d.key;
+  NF_ASSIGN_OR_RETURN(Res found, exec(c, "put_draw: find",
+                                      std::string("SELECT id, status FROM draws WHERE ") + kKeyWhere + " FOR UPDATE",
+                                      key_params(k)));
+  if (found.rows() > 0) {
+    const std::string status = found.str(0, 1);
+    if (status != draw_status_name(DrawStatus::kApiError))
+      return AlreadyExists(
+          fmt::format("store {}: draw {} is already stored with status {}", path_, k.to_string(), status));
+    NF_RETURN_IF_ERROR(exec(c, "put_draw: replace api_error", "DELETE FROM draws WHERE id = $1", {num(found.int64(0, 0))})
+                           .status());
+  }
+  std::vector<Param> p = key_params(k);
+  p.push_back(text(d.cluster));
+  p.push_back(text(draw_status_name(d.status)));
+  p.push_back(text(dump_json(d.request)));
+  p.push_back(bytes(d.raw_response));
+  p.push_back(bytes(d.content));
+  p.push_back(bytes(d.error));
+  p.push_back(std::isnan(d.latency_ms) ? null_param() : num(d.latency_ms));
+  p.push_back(d.prompt_tokens < 0 ? null_param() : num(d.prompt_tokens));
+  p.push_back(d.completion_tokens < 0 ? null_param() : num(d.completion_tokens));
+  p.push_back(text(d.finish_reason));
+  p.push_back(text(d.served_model));
+  p.push_back(text(d.system_fingerprint));
+  p.push_back(boolean(d.cached));
+  p.push_back(num(static_cast<int64_t>(d.attempts)));
+  p.push_back(text(dump_json(d.extra)));
+  p.push_back(num(now));
+  auto inserted = exec(c, "put_draw: insert",
+                       fmt::format("INSERT INTO draws({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, "
+                                   "$13, $14, $15, $16, $17, $18, $19, $20, $21) RETURNING id",
+                                   kDrawColumns),
+                       p);
+  if (!inserted.ok()) {
+    // Another worker committed the same key since our look-up (unique violation).
+    if (inserted.status().code() == StatusCode::kAlreadyExists)
+      return AlreadyExists(fmt::format("store {}: draw {} was stored by another writer", path_, k.to_string()));
+    return inserted.status();
+  }
+  const int64_t id = inserted->int64(0, 0);
+  if (!d.outcomes.empty()) {
+    std::string sql = "INSERT INTO outcomes(draw_id, ord, name, value, label) VALUES ";
+    std::vector<Param> op;
+    for (size_t i = 0; i < d.outcomes.size(); ++i) {
+      const size_t b = op.size();
+      sql += fmt::format("{}(${}, ${}, ${}, ${}, ${})", i ? ", " : "", b + 1, b + 2, b + 3, b + 4, b + 5);
+      op.push_back(num(id));
+      op.push_back(num(static_cast<int64_t>(i)));
+      op.push_back(text(d.outcomes[i].name));
+      op.push_back(num(d.outcomes[i].value));
+      op.push_back(text(d.outcomes[i].label));
+    }
+    NF_RETURN_IF_ERROR(exec(c, "put_draw: insert outcomes", sql, op).status());
+  }
+  for (const CacheEntry& e : cache) {
+    NF_RETURN_IF_ERROR(exec(c, "cache_put",
+                            "INSERT INTO response_cache(key, response, created_at) VALUES ($1, $2, $3) "
+                            "ON CONFLICT (key) DO UPDATE SET response = excluded.response, created_at = excluded.created_at",
+                            {text(e.key), text(dump_json(e.response)), num(now)})
+                           .status());
+  }
+  return Status::Ok();
+}
+
+Status PgStore::put_draw_txn(const Draw& draw, const std::vector<CacheEntry>& cache, bool mark_planned) {
+  std::lock_guard lock(mu_);
+  Conn& c = *conn_;
+  const std::string mark =
+      std::string("UPDATE planned_draws SET done = true, lease_owner = NULL, lease_until = NULL WHERE ") + kKeyWhere;
+  {
+    Txn txn(c, "put_draw");
+    NF_RETURN_IF_ERROR(txn.begin());
+    Status st = write_draw_locked(draw, cache, now_s());
+    if (st.ok()) {
+      if (mark_planned) NF_RETURN_IF_ERROR(exec(c, "put_draw: mark planned draw done", mark, key_params(draw.key)).status());
+      return txn.commit();
+    }
+    if (st.code() != StatusCode::kAlreadyExists || !mark_planned) return st;
+    txn.rollback();
+    // The draw is stored (by another worker after our lease expired): the planned row is done.
+    NF_RETURN_IF_ERROR(exec(c, "put_draw: mark planned draw done", mark, key_params(draw.key)).status());
+    return st;
+  }
+}
+
+Status PgStore::put_draw(const Draw& draw) { return put_draw_txn(draw, {}, false); }
+
+Status PgStore::put_draw_with_cache(const Draw& draw, const std::vector<CacheEntry>& cache) {
+  return put_draw_txn(draw, cache, false);
+}
+
+Status PgStore::put_draw_grouped(const Draw& draw, const std::vector<CacheEntry>& cache) {
+  return put_draw_txn(draw, cache, false);
+}
+
+Status PgStore::put_claimed_draw(const Draw& draw, const std::vector<CacheEntry>& cache) {
+  return put_draw_txn(draw, cache, true);
+}
+
+Status PgStore::replace_draw(const Draw& draw) {
+  std::lock_guard lock(mu_);
+  Conn& c = *conn_;
+  Txn txn(c, "replace_draw");
+  NF_RETURN_IF_ERROR(txn.begin());
+  NF_RETURN_IF_ERROR(
+      exec(c, "replace_draw", std::string("DELETE FROM draws WHERE ") + kKeyWhere, key_params(draw.key)).status());
+  NF_RETURN_IF_ERROR(write_draw_locked(draw, {}, now_s()));
+  return txn.commit();
+}
+
+Status PgStore::put_draws(const std::vector<Draw>& draws) {
+  std::lock_guard lock(mu_);
+  Txn txn(*conn_, "put_draws");
+  NF_RETURN_IF_ERROR(txn.begin());
+  const int64_t now = now_s();
+  for (size_t i = 0; i < draws.size(); ++i) {
+    Status s = write_draw_locked(draws[i], {}, now);
+    if (!s.ok()) return s.with_context(fmt::format("put_draws: draw {} of {}", i + 1, draws.size()));
+  }
+  return txn.commit();
+}
+
+Result<std::unique_ptr<Store::BulkImport>> PgStore::begin_bulk_import() {
+  return unimplemented(path_, "import draws (begin_bulk_import)");
+}
+
+Result<std::optional<json>> PgStore::cache_get(const std::string& key) {
+  std::lock_guard lock(mu_);
+  NF_ASSIGN_OR_RETURN(Res r, exec(*conn_, "cache_get", "SELECT response FROM response_cache WHERE key = $1", {text(key)}));
+  if (r.rows() == 0) return std::optional<json>();
+  NF_ASSIGN_OR_RETURN(json j, parse_json_text(r.str(0, 0), "cached response", path_));
+  return std::optional<json>(std::move(j));
+}
+
+Status PgStore::cache_put(const std::string& key, const json& response) {
+  std::lock_guard lock(mu_);
+  return exec(*conn_, "cache_put",
+              "INSERT INTO response_cache(key, response, created_at) VALUES ($1, $2, $3) "
+              "ON CONFLICT (key) DO UPDATE SET response = excluded.response, created_at = excluded.created_at",
+              {text(key), text(dump_json(response)), num(now_s())})
+      .status();
+}
+
+// ---- reads ----------------------------------------------------------------------------
+
+Status PgStore::scan_outcome_codes(bool include_cached, OutcomeDictionaries* dict,
+                                   const std::function<void(const OutcomeCodes&)>& fn) {
+  std::lock_guard lock(mu_);
+  Encoder subjects(&dict->subjects), configs(&dict->configs), conditions(&dict->conditions), items(&dict->items),
+      clusters(&dict->clusters), outcomes(&dict->outcomes), labels(&dict->labels);
+  OutcomeCodes oc;
+  int64_t last_draw = -1;
+  return for_each_row(
+      *conn_, "outcome scan",
+      "SELECT d.id, d.subject, d.config, d.condition, d.item, d.cluster, d.replicate, o.name, o.value, o.label "
+      "FROM draws d JOIN outcomes o ON o.draw_id = d.id WHERE d.status = 'ok' AND ($1 OR NOT d.cached) "
+      "ORDER BY d.id, o.ord",
+      {boolean(include_cached)}, [&](const Res& r, int i) {
+        const int64_t id = r.int64(i, 0);
+        if (id != last_draw) {
+          last_draw = id;
+          oc.subject = subjects.code(r.str(i, 1));
+          oc.config = configs.code(r.str(i, 2));
+          oc.condition = conditions.code(r.str(i, 3));
+          const std::string item = r.str(i, 4);
+          oc.item = items.code(item);
+          const std::string cluster = r.str(i, 5);
+          oc.cluster = clusters.code(cluster.empty() ? item : cluster);
+          oc.cluster_given = !cluster.empty();
+          oc.replicate = static_cast<int32_t>(r.int64(i, 6));
+        }
+        oc.outcome = outcomes.code(r.str(i, 7));
+        oc.value = r.dbl(i, 8);
+        oc.label = labels.code(r.str(i, 9));
+        fn(oc);
+      });
+}
+
+Result<std::vector<StatusCount>> PgStore::status_counts() {
+  std::lock_guard lock(mu_);
+  NF_ASSIGN_OR_RETURN(Res r, exec(*conn_, "status_counts",
+                                  "SELECT subject, config, condition, status, count(*) FROM draws "
+                                  "GROUP BY subject, config, condition, status ORDER BY subject COLLATE \"C\", "
+                                  "config COLLATE \"C\", condition COLLATE \"C\", status COLLATE \"C\""));
+  std::vector<StatusCount> out;
+  for (int i = 0; i < r.rows(); ++i) out.push_back({r.str(i, 0), r.str(i, 1), r.str(i, 2), r.str(i, 3), r.int64(i, 4)});
+  return out;
+}
+
+Status PgStore::for_each_answer(
+    const std::function<void(const std::string&, const std::string&, const std::string&, const std::string&)>& fn) {
+  std::lock_guard lock(mu_);
+  return for_each_row(*conn_, "for_each_answer",
+                      "SELECT subject, config, status, content FROM draws WHERE status <> 'api_error' ORDER BY id", {},
+                      [&](const Res& r, int i) { fn(r.str(i, 0), r.str(i, 1), r.str(i, 2), r.bytea(i, 3)); });
+}
+
+namespace {
+
+Result<Draw> draw_from_row(const Res& r, int i, const std::string& name) {
+  Draw d;
+  d.key = DrawKey{r.str(i, 1), r.str(i, 2), r.str(i, 3), r.str(i, 4), static_cast<int>(r.int64(i, 5))};
+  d.cluster = r.str(i, 6);
+  NF_ASSIGN_OR_RETURN(d.status, parse_draw_status(r.str(i, 7)));
+  NF_ASSIGN_OR_RETURN(d.request, parse_json_text(r.str(i, 8), "draw request", name));
+  d.raw_response = r.bytea(i, 9);
+  d.content = r.bytea(i, 10);
+  d.error = r.bytea(i, 11);
+  d.latency_ms = r.is_null(i, 12) ? std::nan("") : r.dbl(i, 12);
+  d.prompt_tokens = r.is_null(i, 13) ? -1 : r.int64(i, 13);
+  d.completion_tokens = r.is_null(i, 14) ? -1 : r.int64(i, 14);
+  d.finish_reason = r.str(i, 15);
+  d.served_model = r.str(i, 16);
+  d.system_fingerprint = r.str(i, 17);
+  d.cached = r.boolean(i, 18);
+  d.attempts = static_cast<int>(r.int64(i, 19));
+  NF_ASSIGN_OR_RETURN(d.extra, parse_json_text(r.str(i, 20), "draw extra", name));
+  return d;
+}
+
+}  // namespace
+
+Result<Draw> PgStore::get_draw(const DrawKey& key) {
+  std::lock_guard lock(mu_);
+  NF_ASSIGN_OR_RETURN(Res r, exec(*conn_, "get_draw",
+                                  fmt::format("SELECT id, {} FROM draws WHERE {}", kDrawColumns, kKeyWhere),
+                                  key_params(key)));
+  if (r.rows() == 0) return NotFound(fmt::format("store {}: no draw {}", path_, key.to_string()));
+  NF_ASSIGN_OR_RETURN(Draw d, draw_from_row(r, 0, path_));
+  NF_ASSIGN_OR_RETURN(Res o, exec(*conn_, "get_draw: outcomes",
+                                  "SELECT name, value, label FROM outcomes WHERE draw_id = $1 ORDER BY ord",
+                                  {num(r.int64(0, 0))}));
+  for (int i = 0; i < o.rows(); ++i) d.outcomes.push_back({o.str(i, 0), o.dbl(i, 1), o.str(i, 2)});
+  return d;
+}
+
+Result<int64_t> PgStore::draw_count() {
+  std::lock_guard lock(mu_);
+  NF_ASSIGN_OR_RETURN(Res r, exec(*conn_, "draw_count", "SELECT count(*) FROM draws"));
+  return r.int64(0, 0);
+}
+
+Result<int64_t> PgStore::count_key(const DrawKey& key) {
+  std::lock_guard lock(mu_);
+  NF_ASSIGN_OR_RETURN(Res r, exec(*conn_, "count_key", std::string("SELECT count(*) FROM draws WHERE ") + kKeyWhere,
+                                  key_params(key)));
+  return r.int64(0, 0);
+}
+
+Status PgStore::put_judgments(const std::vector<JudgmentRow>&) { return unimplemented(path_, "put_judgments"); }
+Result<std::vector<JudgmentRow>> PgStore::judgments() { return std::vector<JudgmentRow>(); }
+Result<int64_t> PgStore::judgment_count() { return int64_t{0}; }
+Status PgStore::put_human_labels(const std::vector<HumanLabelRow>&) { return unimplemented(path_, "put_human_labels"); }
+Result<std::vector<HumanLabelRow>> PgStore::human_labels() { return std::vector<HumanLabelRow>(); }
+Status PgStore::replace_judgments(const std::vector<JudgmentRow>&) { return unimplemented(path_, "replace_judgments"); }
+Result<std::vector<Store::JudgeableDraw>> PgStore::ok_draws_for_judging() {
+  return unimplemented(path_, "judging (ok_draws_for_judging)");
+}
+Result<std::map<std::pair<int64_t, std::string>, std::string>> PgStore::judgment_status_by_draw() {
+  return std::map<std::pair<int64_t, std::string>, std::string>();
+}
+Result<std::map<int64_t, std::string>> PgStore::judged_draw_conditions() { return std::map<int64_t, std::string>(); }
+
+Result<std::vector<ItemRow>> PgStore::items() {
+  std::lock_guard lock(mu_);
+  NF_ASSIGN_OR_RETURN(Res r, exec(*conn_, "items", "SELECT item, cluster, data FROM items ORDER BY item COLLATE \"C\""));
+  std::vector<ItemRow> out;
+  for (int i = 0; i < r.rows(); ++i) {
+    ItemRow row{r.str(i, 0), r.str(i, 1), {}};
+    NF_ASSIGN_OR_RETURN(row.data, parse_json_text(r.str(i, 2), "item data", path_));
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+Result<std::map<std::string, json>> PgStore::subject_specs() {
+  std::lock_guard lock(mu_);
+  NF_ASSIGN_OR_RETURN(Res r, exec(*conn_, "subject_specs", "SELECT subject, spec FROM subjects"));
+  std::map<std::string, json> out;
+  for (int i = 0; i < r.rows(); ++i) {
+    NF_ASSIGN_OR_RETURN(out[r.str(i, 0)], parse_json_text(r.str(i, 1), "subject spec", path_));
+  }
+  return out;
+}
+
+Result<std::map<std::string, std::vector<std::string>>> PgStore::served_models() {
+  std::lock_guard lock(mu_);
+  NF_ASSIGN_OR_RETURN(Res r, exec(*conn_, "served_models",
+                                  "SELECT subject, served_model FROM draws WHERE status = 'ok' AND served_model <> '' "
+                                  "GROUP BY subject, served_model ORDER BY subject COLLATE \"C\", served_model COLLATE \"C\""));
+  std::map<std::string, std::vector<std::string>> out;
+  for (int i = 0; i < r.rows(); ++i) out[r.str(i, 0)].push_back(r.str(i, 1));
+  return out;
+}
+
+namespace {
+constexpr const char* kKeyOrder =
+    "subject COLLATE \"C\", item COLLATE \"C\", condition COLLATE \"C\", config COLLATE \"C\", replicate";
+}  // namespace
+
+Status PgStore::export_jsonl(std::ostream& out) {
+  std::lock_guard lock(mu_);
+  Status row_error;
+  // The draws with their outcomes aggregated per draw, in draw-key order (as SQLite's export).
+  NF_RETURN_IF_ERROR(for_each_row(
+      *conn_, "export_jsonl",
+      fmt::format("SELECT id, {}, (SELECT coalesce(json_agg(json_build_array(o.name, o.value, o.label) ORDER BY o.ord), "
+                  "'[]') FROM outcomes o WHERE o.draw_id = d.id) FROM draws d ORDER BY {}",
+                  kDrawColumns, kKeyOrder),
+      {}, [&](const Res& r, int i) {
+        if (!row_error.ok()) return;
+        auto d = draw_from_row(r, i, path_);
+        if (!d.ok()) {
+          row_error = d.status();
+          return;
+        }
+        json j;
+        j["subject"] = d->key.subject;
+        j["item"] = d->key.item;
+        j["condition"] = d->key.condition;
+        j["config"] = d->key.config;
+        j["config_axes"] = json::object();
+        for (const auto& [axis, value] : config_axes(d->key.config)) j["config_axes"][axis] = axis_value_json(value);
+        j["replicate"] = d->key.replicate;
+        j["cluster"] = d->cluster;
+        j["status"] = draw_status_name(d->status);
+        j["request"] = d->request;
+        j["response"] = d->raw_response;
+        j["content"] = d->content;
+        j["error"] = d->error;
+        j["latency_ms"] = std::isnan(d->latency_ms) ? json(nullptr) : json(d->latency_ms);
+        j["prompt_tokens"] = d->prompt_tokens < 0 ? json(nullptr) : json(d->prompt_tokens);
+        j["completion_tokens"] = d->completion_tokens < 0 ? json(nullptr) : json(d->completion_tokens);
+        j["finish_reason"] = d->finish_reason;
+        j["served_model"] = d->served_model;
+        j["system_fingerprint"] = d->system_fingerprint;
+        j["cached"] = d->cached;
+        j["attempts"] = d->attempts;
+        j["extra"] = d->extra;
+        j["created_at"] = r.int64(i, 21);
+        json outs = json::array();
+        auto agg = parse_json_text(r.str(i, 22), "outcomes", path_);
+        if (!agg.ok()) {
+          row_error = agg.status();
+          return;
+        }
+        for (const auto& o : *agg) outs.push_back({{"name", o[0]}, {"value", o[1].get<double>()}, {"label", o[2]}});
+        j["outcomes"] = std::move(outs);
+        out << dump_json(j) << '\n';
+      }));
+  NF_RETURN_IF_ERROR(row_error);
+  out.flush();
+  if (!out) return DataLoss("export_jsonl: write failed");
+  return Status::Ok();
+}
+
+Status PgStore::export_csv(std::ostream& out) {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> axes;
+  {
+    NF_ASSIGN_OR_RETURN(Res c, exec(*conn_, "export_csv: configs",
+                                    "SELECT config FROM draws GROUP BY config ORDER BY config COLLATE \"C\""));
+    for (int i = 0; i < c.rows(); ++i)
+      for (const auto& [axis, value] : config_axes(c.str(i, 0)))
+        if (std::find(axes.begin(), axes.end(), axis) == axes.end()) axes.push_back(axis);
+  }
+  out << "subject,item,cluster,condition,config,replicate,status,outcome,value,label";
+  for (const auto& a : axes) out << ',' << csv_field(a);
+  out << '\n';
+  NF_RETURN_IF_ERROR(for_each_row(
+      *conn_, "export_csv",
+      "SELECT d.subject, d.item, d.cluster, d.condition, d.config, d.replicate, d.status, o.name, o.value, o.label "
+      "FROM draws d JOIN outcomes o ON o.draw_id = d.id ORDER BY d.subject COLLATE \"C\", d.item COLLATE \"C\", "
+      "d.condition COLLATE \"C\", d.config COLLATE \"C\", d.replicate, o.ord",
+      {}, [&](const Res& r, int i) {
+        out << csv_field(r.str(i, 0)) << ',' << csv_field(r.str(i, 1)) << ',' << csv_field(r.str(i, 2)) << ','
+            << csv_field(r.str(i, 3)) << ',' << csv_field(r.str(i, 4)) << ',' << r.int64(i, 5) << ','
+            << csv_field(r.str(i, 6)) << ',' << csv_field(r.str(i, 7)) << ',' << fmt::format("{}", r.dbl(i, 8))
+            << ',' << csv_field(r.str(i, 9));
+        const auto values = config_axes(r.str(i, 4));
+        for (const auto& a : axes) {
+          std::string v;
+          for (const auto& [axis, value] : values)
+            if (axis == a) v = value == "null" ? "" : value;
+          out << ',' << csv_field(v);
+        }
+        out << '\n';
+      }));
+  out.flush();
+  if (!out) return DataLoss("export_csv: write failed");
+  return Status::Ok();
+}
+
+// ---- the shared plan ------------------------------------------------------------------
+
+Status PgStore::plan_draw_keys(const std::vector<DrawKey>& keys) {
+  std::lock_guard lock(mu_);
+  Conn& c = *conn_;
+  // Chunks of 1,000 keys (5,000 parameters), each its own statement; in plan order.
+  for (size_t start = 0; start < keys.size(); start += 1000) {
+    const size_t end = std::min(keys.size(), start + 1000);
+    std::string sql = "INSERT INTO planned_draws(subject, item, condition, config, replicate) VALUES ";
+    std::vector<Param> p;
+    for (size_t i = start; i < end; ++i) {
+      const size_t b = p.size();
+      sql += fmt::format("{}(${}, ${}, ${}, ${}, ${})", i > start ? ", " : "", b + 1, b + 2, b + 3, b + 4, b + 5);
+      for (auto& x : key_params(keys[i])) p.push_back(std::move(x));
+    }
+    sql += " ON CONFLICT DO NOTHING";
+    NF_RETURN_IF_ERROR(exec(c, "plan_draw_keys", sql, p).status());
+  }
+  // Draws already stored (e.g. by `run`) are done; api_error draws are retried.
+  const char* join =
+      "d.subject = p.subject AND d.item = p.item AND d.condition = p.condition AND d.config = p.config AND "
+      "d.replicate = p.replicate";
+  // Two workers re-planning at once may deadlock on these multi-row updates; the server
+  // aborts one (sqlstate 40P01), which simply runs its statement again.
+  auto run_retrying = [&](const std::string& sql) -> Status {
+    for (int attempt = 1;; ++attempt) {
+      Status st = exec(c, "plan_draw_keys", sql).status();
+      if (st.ok() || attempt == 5 || st.message().find("sqlstate 40P01") == std::string::npos) return st;
+    }
+  };
+  NF_RETURN_IF_ERROR(run_retrying(fmt::format(
+      "UPDATE planned_draws p SET done = true FROM draws d WHERE NOT p.done AND {} AND d.status <> 'api_error'", join)));
+  return run_retrying(fmt::format(
+      "UPDATE planned_draws p SET done = false, lease_owner = NULL, lease_until = NULL FROM draws d "
+      "WHERE p.done AND {} AND d.status = 'api_error'",
+      join));
+}
+
+Result<std::vector<DrawKey>> PgStore::claim_draws(const std::string& worker, int n, double lease_s) {
+  std::lock_guard lock(mu_);
+  NF_ASSIGN_OR_RETURN(
+      Res r, exec(*conn_, "claim_draws",
+                  "UPDATE planned_draws SET lease_owner = $1, lease_until = now() + make_interval(secs => $3), "
+                  "claims = claims + 1 WHERE id IN (SELECT id FROM planned_draws WHERE NOT done AND "
+                  "(lease_until IS NULL OR lease_until < now()) ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED) "
+                  "RETURNING id, subject, item, condition, config, replicate",
+                  {text(worker), num(static_cast<int64_t>(n)), num(lease_s)}));
+  std::vector<std::pair<int64_t, DrawKey>> rows;
+  for (int i = 0; i < r.rows(); ++i)
+    rows.push_back({r.int64(i, 0), DrawKey{r.str(i, 1), r.str(i, 2), r.str(i, 3), r.str(i, 4),
+                                           static_cast<int>(r.int64(i, 5))}});
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<DrawKey> out;
+  for (auto& [id, k] : rows) out.push_back(std::move(k));
+  return out;
+}
+
+Status PgStore::renew_leases(const std::string& worker, double lease_s) {
+  std::lock_guard lock(mu_);
+  return exec(*conn_, "renew_leases",
+              "UPDATE planned_draws SET lease_until = now() + make_interval(secs => $2) "
+              "WHERE lease_owner = $1 AND NOT done",
+              {text(worker), num(lease_s)})
+      .status();
+}
+
+Result<Store::PlanCounts> PgStore::plan_counts() {
+  std::lock_guard lock(mu_);
+  NF_ASSIGN_OR_RETURN(Res r, exec(*conn_, "plan_counts",
+                                  "SELECT count(*), count(*) FILTER (WHERE done), count(*) FILTER (WHERE NOT done AND "
+                                  "lease_until >= now()) FROM planned_draws"));
+  return PlanCounts{r.int64(0, 0), r.int64(0, 1), r.int64(0, 2)};
+}
+
+}  // namespace nf

@@ -1,0 +1,43 @@
+// Store::open dispatch (SQLite file or PostgreSQL URL) and the Store interface's default
+// answers for the operations only one implementation offers (docs/store.md).
+#include <fmt/format.h>
+
+#include "store/pg_store.h"
+#include "store/sqlite_store.h"
+#include "util/strings.h"
+
+namespace nf {
+
+namespace {
+
+Status not_offered(const Store& s, std::string_view op) {
+  return Unimplemented(fmt::format(
+      "store {}: {} is not supported by the {} (shared plans and `noisefloor worker` need a PostgreSQL "
+      "store: --store postgresql://...; docs/store.md)",
+      s.path(), op, s.kind()));
+}
+
+}  // namespace
+
+Store::~Store() = default;
+
+bool Store::is_postgresql_url(const std::string& path) {
+  return starts_with(path, "postgresql://") || starts_with(path, "postgres://");
+}
+
+Result<std::unique_ptr<Store>> Store::open(const std::string& path) {
+  if (is_postgresql_url(path)) return PgStore::open(path);
+  return SqliteStore::open(path);
+}
+
+Status Store::plan_draw_keys(const std::vector<DrawKey>&) { return not_offered(*this, "plan_draw_keys"); }
+Result<std::vector<DrawKey>> Store::claim_draws(const std::string&, int, double) {
+  return not_offered(*this, "claim_draws");
+}
+Status Store::renew_leases(const std::string&, double) { return not_offered(*this, "renew_leases"); }
+Status Store::put_claimed_draw(const Draw&, const std::vector<CacheEntry>&) {
+  return not_offered(*this, "put_claimed_draw");
+}
+Result<Store::PlanCounts> Store::plan_counts() { return not_offered(*this, "plan_counts"); }
+
+}  // namespace nf
