@@ -167,6 +167,14 @@ class Store {
   /// draw's own status (errors as put_draw_with_cache; a failed COMMIT fails the group).
   /// A SIGKILL loses only draws whose call has not returned.
   Status put_draw_grouped(const Draw& draw, const std::vector<CacheEntry>& cache);
+  /// A group of draws (each with its cache entries) written in one transaction by the
+  /// caller: each draw under its own savepoint, so one draw's error leaves the others;
+  /// `*statuses` gets one status per draw (errors as put_draw_with_cache). Returns the
+  /// transaction's status: when it is not ok (BEGIN or COMMIT failed) nothing was
+  /// written. For a runner that hands draws to one committing thread (runner.cc) and
+  /// counts each only once this returns. Empty group: no transaction.
+  Status put_draw_group(const std::vector<std::pair<const Draw*, const std::vector<CacheEntry>*>>& group,
+                        std::vector<Status>* statuses);
   /// Writes one draw, replacing any stored draw with the same key (whatever its status)
   /// and its outcomes, in a single transaction (`run --refresh`). Judgments of the
   /// replaced draw are deleted with it (they judged an answer that no longer exists; the
