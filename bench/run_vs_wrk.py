@@ -6,8 +6,9 @@ zero-latency `noisefloor serve-sim`, in one run (issue 14 item 5).
         [--draws 10000] [--concurrency 16] [--seconds 5] [--repeat 1]
 
 1. starts `noisefloor serve-sim --port 0` (one server for both clients);
-2. `wrk -t2 -c<concurrency> -d<seconds>s` POSTs one MCQ chat request (a Lua script sets
-   method, body, header) to /v1/chat/completions: the server's limit on this box;
+2. `wrk -t2 -c<concurrency> -d<seconds>s` POSTs the request noisefloor sends for its first
+   draw (read back from a one-draw run; a Lua script sets method, body, header) to
+   /v1/chat/completions: the server's limit for the same requests on this box;
 3. `noisefloor run` of a MedQA study (1,000 items x replicates = --draws, temperature 0.7,
    concurrency <concurrency>, no response cache) into a fresh store: draws/s over the
    whole process (start, plan, requests, parsing, group-committed store writes) and the
@@ -51,17 +52,16 @@ def main():
         if not m:
             sys.exit(f"serve-sim did not say where it listens: {line!r}")
         base = m.group(1).rstrip("/")
-        body = json.dumps({"model": "sim-mcq-1", "temperature": 0.7, "seed": 1, "max_tokens": 64, "messages": [
-            {"role": "user", "content": "A 45-year-old man has chest pain. Which is the next step?\n"
-                                        "A. ECG\nB. CT\nC. Discharge\nD. Aspirin\n"
-                                        "Answer with the letter in <answer></answer>."}]})
-        lua = os.path.join(work, "post.lua")
-        with open(lua, "w") as f:
-            f.write('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n'
-                    f"wrk.body = {json.dumps(body)}\n")
+        tick = os.sysconf("SC_CLK_TCK")
+
+        def server_cpu_s():  # serve-sim's user + system CPU so far (/proc/PID/stat fields 14, 15)
+            with open(f"/proc/{sim.pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / tick
 
         def run_wrk():
             load = os.getloadavg()[0]
+            srv0 = server_cpu_s()
             proc = subprocess.Popen(["wrk", "-t2", f"-c{args.concurrency}", f"-d{args.seconds}s", "-s", lua,
                                      base + "/chat/completions"], stdout=subprocess.PIPE, text=True)
             out = proc.stdout.read()
@@ -72,8 +72,9 @@ def main():
             if non2xx:
                 sys.exit(f"wrk got {non2xx.group(1)} error responses:\n{out}")
             total = int(re.search(r"(\d+) requests in", out).group(1))
+            srv = (server_cpu_s() - srv0) / max(1, total) * 1e6
             return float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)), load, \
-                (ru.ru_utime + ru.ru_stime) / max(1, total) * 1e6
+                (ru.ru_utime + ru.ru_stime) / max(1, total) * 1e6, srv
 
         items = 1000
         reps = max(1, args.draws // items)
@@ -105,6 +106,7 @@ analyses:
         def run_nf(k):
             store = os.path.join(work, f"run{k}.sqlite")
             load = os.getloadavg()[0]
+            srv0 = server_cpu_s()
             t0 = time.perf_counter()
             proc = subprocess.Popen([nf, "run", study, "--store", store, "--quiet", "--no-cache"],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -118,7 +120,7 @@ analyses:
             con.close()
             if stored != draws or api:
                 sys.exit(f"noisefloor run stored {stored} draws of {draws}, {api} api errors")
-            return draws / wall, wall, ru, load
+            return draws / wall, wall, ru, load, (server_cpu_s() - srv0) / draws * 1e6
 
         # The fixed cost inside the end-to-end time: the same run stopped before its first
         # draw (study, dataset, items and plan written to a fresh store).
@@ -128,6 +130,20 @@ analyses:
         startup = time.perf_counter() - t0
         print(f"start-up of noisefloor run (--max-draws 0): {startup:.2f} s wall", flush=True)
 
+        # wrk sends the request noisefloor sends for its first draw (same model, prompt,
+        # decoding, seed), read back from a one-draw run: the server's limit for the same
+        # requests, not for a shorter prompt.
+        one = os.path.join(work, "one.sqlite")
+        subprocess.run([nf, "run", study, "--store", one, "--quiet", "--no-cache", "--max-draws", "1"], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        con = sqlite3.connect(one)
+        body = con.execute("SELECT request FROM draws ORDER BY id LIMIT 1").fetchone()[0]
+        con.close()
+        lua = os.path.join(work, "post.lua")
+        with open(lua, "w") as f:
+            f.write('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n'
+                    f"wrk.body = {json.dumps(body)}\n")
+
         # wrk, noisefloor, wrk, noisefloor ...: interleaved so that both see the same
         # background load; the share is taken per pair and the median pair is reported.
         pairs = []
@@ -135,14 +151,14 @@ analyses:
             w = run_wrk()
             n = run_nf(k)
             pairs.append((w, n))
-            (wrk_rps, wload, wrk_cpu), (nf_rate, wall, ru, nload) = w, n
+            (wrk_rps, wload, wrk_cpu, wrk_srv), (nf_rate, wall, ru, nload, nf_srv) = w, n
             cpu_us = (ru.ru_utime + ru.ru_stime) / draws * 1e6
             print(f"[{k + 1}/{args.repeat}] wrk (-c{args.concurrency}, {args.seconds} s)       : {wrk_rps:9.0f} requests/s"
-                  f" ({wrk_cpu:.1f} us wrk CPU per request)   (load average {wload:.2f})")
+                  f" ({wrk_cpu:.1f} us wrk CPU, {wrk_srv:.1f} us server CPU per request)   (load average {wload:.2f})")
             print(f"[{k + 1}/{args.repeat}] noisefloor run (concurrency {args.concurrency}): {nf_rate:9.0f} draws/s end to "
                   f"end ({draws} draws, each stored once, no API error, {wall:.2f} s, store included)   (load average {nload:.2f})")
             print(f"[{k + 1}/{args.repeat}] client CPU per draw             : {cpu_us:9.1f} us (user "
-                  f"{ru.ru_utime / draws * 1e6:.1f} + system {ru.ru_stime / draws * 1e6:.1f})")
+                  f"{ru.ru_utime / draws * 1e6:.1f} + system {ru.ru_stime / draws * 1e6:.1f}; server {nf_srv:.1f} us per draw)")
             print(f"[{k + 1}/{args.repeat}] noisefloor / wrk                : {100 * nf_rate / wrk_rps:9.1f} %", flush=True)
         shares = sorted(100 * n[0] / w[0] for w, n in pairs)
         cpus = sorted((n[2].ru_utime + n[2].ru_stime) / draws * 1e6 for _, n in pairs)

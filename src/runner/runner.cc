@@ -265,7 +265,12 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
   NF_ASSIGN_OR_RETURN(auto prev_hash, store.put_study(rec));
   if (!prev_hash.empty() && prev_hash != rec.hash && options.progress)
     std::fprintf(stderr, "note: the study file changed since this store was last written; resuming by draw key\n");
-  for (const auto& it : items) NF_RETURN_IF_ERROR(store.put_item(it.id, it.cluster, it.data));
+  {
+    std::vector<ItemRow> rows;
+    rows.reserve(items.size());
+    for (const auto& it : items) rows.push_back({it.id, it.cluster, it.data});
+    NF_RETURN_IF_ERROR(store.put_items(rows));  // one transaction, not one per item
+  }
   for (size_t s = 0; s < study.subjects.size(); ++s) {
     NF_RETURN_IF_ERROR(store.put_subject(study.subjects[s].name, study_to_json(study)["subjects"][s]));
   }

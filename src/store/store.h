@@ -134,6 +134,10 @@ class Store {
   Status put_items(const std::vector<McqItem>& items);
   /// Upserts generic items (id, cluster, data) — used by imports.
   Status put_item(const std::string& id, const std::string& cluster, const nlohmann::json& data);
+  /// put_item for many items in one transaction (all or nothing; an empty cluster means
+  /// the item is its own cluster). `run` writes its dataset's items with it: one commit
+  /// instead of one per item.
+  Status put_items(const std::vector<ItemRow>& items);
   /// Upserts a subject / a config description.
   Status put_subject(const std::string& name, const nlohmann::json& spec);
   Status put_config(const std::string& id, const nlohmann::json& spec);
