@@ -13,9 +13,12 @@ zero-latency `noisefloor serve-sim`, in one run (issue 14 item 5).
    concurrency <concurrency>, no response cache) into a fresh store: draws/s over the
    whole process (start, plan, requests, parsing, group-committed store writes) and the
    client's CPU (user + system from wait4) per draw.
-Prints both rates, noisefloor's share of wrk's, the client CPU per draw and the load
-average (1 min) at the start of each measurement; --repeat N interleaves N pairs. wrk is Debian's `wrk` (apt-get install
-wrk); it is a bench-only dependency.
+Prints the start-up cost (--max-draws 0), then per pair both rates, noisefloor's share of
+wrk's, the client CPU per request / draw, the server's CPU per request / draw (from
+/proc/PID/stat) and the load average (1 min) at the start of each measurement; --repeat N
+interleaves N pairs and the last line gives the medians. Exits 1 unless every planned
+draw was stored once with no API error. wrk is Debian's `wrk` (apt-get install wrk); it
+is a bench-only dependency.
 """
 import argparse
 import json
