@@ -3,23 +3,29 @@
 zero-latency `noisefloor serve-sim`, in one run (issue 14 item 5).
 
     NOISEFLOOR_DATA=../shared/data /usr/bin/python3 bench/run_vs_wrk.py build/ci/noisefloor \
-        [--draws 10000] [--concurrency 16] [--seconds 5]
+        [--draws 10000] [--concurrency 16] [--seconds 5] [--repeat 1]
 
 1. starts `noisefloor serve-sim --port 0` (one server for both clients);
-2. `wrk -t2 -c<concurrency> -d<seconds>s` POSTs one MCQ chat request (a Lua script sets
-   method, body, header) to /v1/chat/completions: the server's limit on this box;
+2. `wrk -t2 -c<concurrency> -d<seconds>s` POSTs the request noisefloor sends for its first
+   draw (read back from a one-draw run; a Lua script sets method, body, header) to
+   /v1/chat/completions: the server's limit for the same requests on this box;
 3. `noisefloor run` of a MedQA study (1,000 items x replicates = --draws, temperature 0.7,
    concurrency <concurrency>, no response cache) into a fresh store: draws/s over the
    whole process (start, plan, requests, parsing, group-committed store writes) and the
    client's CPU (user + system from wait4) per draw.
-Prints both rates and noisefloor's share of wrk's. wrk is Debian's `wrk` (apt-get install
-wrk); it is a bench-only dependency.
+Prints the start-up cost (--max-draws 0), then per pair both rates, noisefloor's share of
+wrk's, the client CPU per request / draw, the server's CPU per request / draw (from
+/proc/PID/stat) and the load average (1 min) at the start of each measurement; --repeat N
+interleaves N pairs and the last line gives the medians. Exits 1 unless every planned
+draw was stored once with no API error. wrk is Debian's `wrk` (apt-get install wrk); it
+is a bench-only dependency.
 """
 import argparse
 import json
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -32,6 +38,7 @@ def main():
     ap.add_argument("--draws", type=int, default=10000)
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--seconds", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=1, help="wrk / noisefloor pairs, interleaved")
     args = ap.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("wrk not found: apt-get install wrk")
@@ -48,20 +55,29 @@ def main():
         if not m:
             sys.exit(f"serve-sim did not say where it listens: {line!r}")
         base = m.group(1).rstrip("/")
-        body = json.dumps({"model": "sim-mcq-1", "temperature": 0.7, "seed": 1, "max_tokens": 64, "messages": [
-            {"role": "user", "content": "A 45-year-old man has chest pain. Which is the next step?\n"
-                                        "A. ECG\nB. CT\nC. Discharge\nD. Aspirin\n"
-                                        "Answer with the letter in <answer></answer>."}]})
-        lua = os.path.join(work, "post.lua")
-        with open(lua, "w") as f:
-            f.write('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n'
-                    f"wrk.body = {json.dumps(body)}\n")
-        out = subprocess.run(["wrk", "-t2", f"-c{args.concurrency}", f"-d{args.seconds}s", "-s", lua,
-                              base + "/chat/completions"], capture_output=True, text=True, check=True).stdout
-        wrk_rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
-        non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-        if non2xx:
-            sys.exit(f"wrk got {non2xx.group(1)} error responses:\n{out}")
+        tick = os.sysconf("SC_CLK_TCK")
+
+        def server_cpu_s():  # serve-sim's user + system CPU so far (/proc/PID/stat fields 14, 15)
+            with open(f"/proc/{sim.pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / tick
+
+        def run_wrk():
+            load = os.getloadavg()[0]
+            srv0 = server_cpu_s()
+            proc = subprocess.Popen(["wrk", "-t2", f"-c{args.concurrency}", f"-d{args.seconds}s", "-s", lua,
+                                     base + "/chat/completions"], stdout=subprocess.PIPE, text=True)
+            out = proc.stdout.read()
+            _, status, ru = os.wait4(proc.pid, 0)
+            if os.waitstatus_to_exitcode(status) != 0:
+                sys.exit(f"wrk failed:\n{out}")
+            non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+            if non2xx:
+                sys.exit(f"wrk got {non2xx.group(1)} error responses:\n{out}")
+            total = int(re.search(r"(\d+) requests in", out).group(1))
+            srv = (server_cpu_s() - srv0) / max(1, total) * 1e6
+            return float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)), load, \
+                (ru.ru_utime + ru.ru_stime) / max(1, total) * 1e6, srv
 
         items = 1000
         reps = max(1, args.draws // items)
@@ -88,26 +104,69 @@ replicates: {reps}
 analyses:
   floor: {{}}
 """)
-        store = os.path.join(work, "run.sqlite")
-        t0 = time.perf_counter()
-        proc = subprocess.Popen([nf, "run", study, "--store", store, "--quiet", "--no-cache"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        err = proc.stderr.read()
-        _, status, ru = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - t0
-        if os.waitstatus_to_exitcode(status) != 0:
-            sys.exit(f"noisefloor run failed:\n{err}")
         draws = items * reps
-        stored = subprocess.run(["sqlite3", store, "SELECT count(*) FROM draws WHERE status = 'ok'"],
-                                capture_output=True, text=True).stdout.strip() if shutil.which("sqlite3") else "?"
-        cpu_us = (ru.ru_utime + ru.ru_stime) / draws * 1e6
-        nf_rate = draws / wall
-        print(f"wrk (-c{args.concurrency}, {args.seconds} s)          : {wrk_rps:9.0f} requests/s")
-        print(f"noisefloor run (concurrency {args.concurrency}): {nf_rate:9.0f} draws/s end to end "
-              f"({draws} draws, {stored} stored ok, {wall:.2f} s, store included)")
-        print(f"client CPU per draw                : {cpu_us:9.1f} us (user {ru.ru_utime / draws * 1e6:.1f} + "
-              f"system {ru.ru_stime / draws * 1e6:.1f})")
-        print(f"noisefloor / wrk                   : {100 * nf_rate / wrk_rps:9.1f} %")
+
+        def run_nf(k):
+            store = os.path.join(work, f"run{k}.sqlite")
+            load = os.getloadavg()[0]
+            srv0 = server_cpu_s()
+            t0 = time.perf_counter()
+            proc = subprocess.Popen([nf, "run", study, "--store", store, "--quiet", "--no-cache"],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            err = proc.stderr.read()
+            _, status, ru = os.wait4(proc.pid, 0)
+            wall = time.perf_counter() - t0
+            if os.waitstatus_to_exitcode(status) != 0:
+                sys.exit(f"noisefloor run failed:\n{err}")
+            con = sqlite3.connect(store)
+            stored, api = con.execute("SELECT count(*), sum(status = 'api_error') FROM draws").fetchone()
+            con.close()
+            if stored != draws or api:
+                sys.exit(f"noisefloor run stored {stored} draws of {draws}, {api} api errors")
+            return draws / wall, wall, ru, load, (server_cpu_s() - srv0) / draws * 1e6
+
+        # The fixed cost inside the end-to-end time: the same run stopped before its first
+        # draw (study, dataset, items and plan written to a fresh store).
+        t0 = time.perf_counter()
+        subprocess.run([nf, "run", study, "--store", os.path.join(work, "startup.sqlite"), "--quiet", "--no-cache",
+                        "--max-draws", "0"], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        startup = time.perf_counter() - t0
+        print(f"start-up of noisefloor run (--max-draws 0): {startup:.2f} s wall", flush=True)
+
+        # wrk sends the request noisefloor sends for its first draw (same model, prompt,
+        # decoding, seed), read back from a one-draw run: the server's limit for the same
+        # requests, not for a shorter prompt.
+        one = os.path.join(work, "one.sqlite")
+        subprocess.run([nf, "run", study, "--store", one, "--quiet", "--no-cache", "--max-draws", "1"], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        con = sqlite3.connect(one)
+        body = con.execute("SELECT request FROM draws ORDER BY id LIMIT 1").fetchone()[0]
+        con.close()
+        lua = os.path.join(work, "post.lua")
+        with open(lua, "w") as f:
+            f.write('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n'
+                    f"wrk.body = {json.dumps(body)}\n")
+
+        # wrk, noisefloor, wrk, noisefloor ...: interleaved so that both see the same
+        # background load; the share is taken per pair and the median pair is reported.
+        pairs = []
+        for k in range(args.repeat):
+            w = run_wrk()
+            n = run_nf(k)
+            pairs.append((w, n))
+            (wrk_rps, wload, wrk_cpu, wrk_srv), (nf_rate, wall, ru, nload, nf_srv) = w, n
+            cpu_us = (ru.ru_utime + ru.ru_stime) / draws * 1e6
+            print(f"[{k + 1}/{args.repeat}] wrk (-c{args.concurrency}, {args.seconds} s)       : {wrk_rps:9.0f} requests/s"
+                  f" ({wrk_cpu:.1f} us wrk CPU, {wrk_srv:.1f} us server CPU per request)   (load average {wload:.2f})")
+            print(f"[{k + 1}/{args.repeat}] noisefloor run (concurrency {args.concurrency}): {nf_rate:9.0f} draws/s end to "
+                  f"end ({draws} draws, each stored once, no API error, {wall:.2f} s, store included)   (load average {nload:.2f})")
+            print(f"[{k + 1}/{args.repeat}] client CPU per draw             : {cpu_us:9.1f} us (user "
+                  f"{ru.ru_utime / draws * 1e6:.1f} + system {ru.ru_stime / draws * 1e6:.1f}; server {nf_srv:.1f} us per draw)")
+            print(f"[{k + 1}/{args.repeat}] noisefloor / wrk                : {100 * nf_rate / wrk_rps:9.1f} %", flush=True)
+        shares = sorted(100 * n[0] / w[0] for w, n in pairs)
+        cpus = sorted((n[2].ru_utime + n[2].ru_stime) / draws * 1e6 for _, n in pairs)
+        print(f"median over {args.repeat}: noisefloor / wrk {shares[len(shares) // 2]:.1f} %, "
+              f"client CPU per draw {cpus[len(cpus) // 2]:.1f} us")
     finally:
         sim.terminate()
         sim.wait()

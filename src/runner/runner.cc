@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <condition_variable>
 #include <cstdlib>
 #include <mutex>
 #include <optional>
@@ -249,7 +250,12 @@ Status record_study(const Study& study, const std::vector<TaskItem>& items, cons
   NF_ASSIGN_OR_RETURN(auto prev_hash, store.put_study(rec));
   if (!prev_hash.empty() && prev_hash != rec.hash && progress)
     std::fprintf(stderr, "note: the study file changed since this store was last written; resuming by draw key\n");
-  for (const auto& it : items) NF_RETURN_IF_ERROR(store.put_item(it.id, it.cluster, it.data));
+  {
+    std::vector<ItemRow> rows;
+    rows.reserve(items.size());
+    for (const auto& it : items) rows.push_back({it.id, it.cluster, it.data});
+    NF_RETURN_IF_ERROR(store.put_items(rows));  // one transaction, not one per item
+  }
   for (size_t s = 0; s < study.subjects.size(); ++s) {
     NF_RETURN_IF_ERROR(store.put_subject(study.subjects[s].name, study_to_json(study)["subjects"][s]));
   }
@@ -318,6 +324,33 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
   Status error;
   const double t0 = clock.now_s();
 
+  // Counts one committed draw (caller holds `mu`).
+  auto count = [&](const Draw& d, bool from_cache) {
+    switch (d.status) {
+      case DrawStatus::kOk: ++sum.ok; break;
+      case DrawStatus::kParseError: ++sum.parse_error; break;
+      case DrawStatus::kApiError:
+        ++sum.api_error;
+        if (sum.first_api_error.empty()) sum.first_api_error = d.error;
+        break;
+      case DrawStatus::kRefused: ++sum.refused; break;
+    }
+    if (from_cache) ++sum.cached;
+  };
+
+  // Finished draws waiting for the committer (below).
+  struct Finished {
+    Draw draw;
+    std::vector<Store::CacheEntry> cache;
+    bool from_cache = false;
+  };
+  constexpr size_t kMaxPending = 256;
+  const size_t max_pending = std::max<size_t>(kMaxPending, 4 * static_cast<size_t>(threads));
+  std::mutex qmu;  // guards queue and workers_done
+  std::condition_variable q_ready, q_space;
+  std::vector<Finished> queue;
+  bool workers_done = false;
+
   auto stop_requested = [&] {
     return failed.load() || (options.stop && options.stop->load()) ||
            (options.max_draws >= 0 && executed.load() >= options.max_draws);
@@ -337,8 +370,11 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
       int64_t cached_calls = 0;
       std::vector<Store::CacheEntry> new_cache;  // committed with the draw (one transaction)
       const CallFn call = [&](const ChatRequest& req) {
-        const nlohmann::json body = req.to_openai_json();
-        const std::string ckey = cache_key(backend.identity(), body, p.key) + ":" + std::to_string(call_index++);
+        // The key (a SHA-256 over the dumped request) only when the cache is read or written.
+        std::string ckey;
+        if (options.use_cache)
+          ckey = cache_key(backend.identity(), req.to_openai_json(), p.key) + ":" + std::to_string(call_index);
+        ++call_index;
         if (use_cache) {
           auto hit = store.cache_get(ckey);
           if (hit.ok() && hit->has_value()) {
@@ -417,28 +453,63 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
       d.cached = from_cache;
       d.attempts = resp.attempts;
 
-      // Group commit: returns once the transaction holding this draw has committed.
-      Status st = options.commit      ? options.commit(d, new_cache)
-                  : options.refresh ? store.replace_draw(d)
-                                    : store.put_draw_grouped(d, new_cache);
-      if (!st.ok() && st.code() != StatusCode::kAlreadyExists) {
-        std::lock_guard<std::mutex> lock(mu);
-        error = st;
-        failed = true;
-        break;
-      }
-      executed.fetch_add(1);  // counted only after the commit
-      std::lock_guard<std::mutex> lock(mu);
-      switch (d.status) {
-        case DrawStatus::kOk: ++sum.ok; break;
-        case DrawStatus::kParseError: ++sum.parse_error; break;
-        case DrawStatus::kApiError:
-          ++sum.api_error;
-          if (sum.first_api_error.empty()) sum.first_api_error = d.error;
+      if (options.refresh || options.commit) {  // one transaction per draw, counted after it
+        // (--refresh replaces; a worker's commit hook also marks its planned draw done)
+        Status st = options.commit ? options.commit(d, new_cache) : store.replace_draw(d);
+        if (!st.ok() && st.code() != StatusCode::kAlreadyExists) {
+          std::lock_guard<std::mutex> lock(mu);
+          error = st;
+          failed = true;
           break;
-        case DrawStatus::kRefused: ++sum.refused; break;
+        }
+        executed.fetch_add(1);
+        std::lock_guard<std::mutex> lock(mu);
+        count(d, from_cache);
+        continue;
       }
-      if (from_cache) ++sum.cached;
+      // Hand the draw to the committer and go on with the next call; it is counted only
+      // once the transaction holding it has committed.
+      std::unique_lock<std::mutex> lock(qmu);
+      q_space.wait(lock, [&] { return queue.size() < max_pending; });
+      queue.push_back(Finished{std::move(d), std::move(new_cache), from_cache});
+      lock.unlock();
+      q_ready.notify_one();
+    }
+  };
+
+  // One committing thread (issue 14 item 5): it writes every draw that arrived since its
+  // last commit in one transaction (Store::put_draw_group; the group is sized by what
+  // arrived, no timer) and only then counts them (executed, ok, ...). Workers never wait
+  // for a commit, only when kMaxPending draws are already waiting. A SIGKILL loses only
+  // draws not yet committed (a resume reruns them); a stop (SIGINT, --max-draws) commits
+  // every draw that finished before the threads end.
+  auto committer = [&] {
+    std::vector<Finished> batch;
+    std::vector<std::pair<const Draw*, const std::vector<Store::CacheEntry>*>> group;
+    std::vector<Status> statuses;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(qmu);
+        q_ready.wait(lock, [&] { return !queue.empty() || workers_done; });
+        if (queue.empty()) return;  // the workers have ended and everything is committed
+        batch.swap(queue);
+      }
+      q_space.notify_all();
+      group.clear();
+      for (auto& f : batch) group.emplace_back(&f.draw, &f.cache);
+      const Status txn = store.put_draw_group(group, &statuses);
+      std::lock_guard<std::mutex> lock(mu);
+      for (size_t i = 0; i < batch.size(); ++i) {
+        const Status& st = txn.ok() ? statuses[i] : txn;
+        if (!st.ok() && st.code() != StatusCode::kAlreadyExists) {
+          if (!failed) error = st;
+          failed = true;
+          continue;
+        }
+        executed.fetch_add(1);  // counted only after the commit
+        count(batch[i].draw, batch[i].from_cache);
+      }
+      batch.clear();
     }
   };
 
@@ -449,9 +520,16 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
       return ProgressCounts{executed.load(), sum.parse_error, sum.api_error};
     });
 
+  std::thread commit_thread(committer);
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
   for (auto& t : pool) t.join();
+  {
+    std::lock_guard<std::mutex> lock(qmu);
+    workers_done = true;
+  }
+  q_ready.notify_all();
+  commit_thread.join();
   if (progress) progress->stop();
 
   if (failed) return error;

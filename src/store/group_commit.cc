@@ -53,4 +53,12 @@ Status SqliteStore::put_draw_grouped(const Draw& draw, const std::vector<CacheEn
   return me.status;
 }
 
+Status SqliteStore::put_draw_group(const std::vector<std::pair<const Draw*, const std::vector<CacheEntry>*>>& group,
+                                   std::vector<Status>* statuses) {
+  statuses->clear();
+  if (group.empty()) return Status::Ok();
+  std::lock_guard store_lock(mu_);
+  return put_draw_group_locked(group, statuses);
+}
+
 }  // namespace nf

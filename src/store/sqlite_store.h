@@ -30,12 +30,15 @@ class SqliteStore final : public Store {
   Result<StudyRecord> get_study() override;
   Status put_items(const std::vector<McqItem>& items) override;
   Status put_item(const std::string& id, const std::string& cluster, const nlohmann::json& data) override;
+  Status put_items(const std::vector<ItemRow>& items) override;
   Status put_subject(const std::string& name, const nlohmann::json& spec) override;
   Status put_config(const std::string& id, const nlohmann::json& spec) override;
   Result<std::unordered_set<std::string>> finished_keys() override;
   Status put_draw(const Draw& draw) override;
   Status put_draw_with_cache(const Draw& draw, const std::vector<CacheEntry>& cache) override;
   Status put_draw_grouped(const Draw& draw, const std::vector<CacheEntry>& cache) override;
+  Status put_draw_group(const std::vector<std::pair<const Draw*, const std::vector<CacheEntry>*>>& group,
+                        std::vector<Status>* statuses) override;
   Status replace_draw(const Draw& draw) override;
   Status put_draws(const std::vector<Draw>& draws) override;
   Result<std::unique_ptr<BulkImport>> begin_bulk_import() override;

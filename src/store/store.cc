@@ -666,6 +666,21 @@ Status SqliteStore::put_item(const std::string& id, const std::string& cluster, 
   return put.run();
 }
 
+Status SqliteStore::put_items(const std::vector<ItemRow>& items) {
+  std::lock_guard lock(mu_);
+  WriteTxn txn(db_, "put_items", path_);
+  NF_RETURN_IF_ERROR(txn.begin());
+  NF_ASSIGN_OR_RETURN(Stmt put, Stmt::prepare(db_,
+      "INSERT INTO items(item, cluster, data) VALUES(?1, ?2, ?3) ON CONFLICT(item) DO UPDATE "
+      "SET cluster = excluded.cluster, data = excluded.data", "put_items", path_));
+  for (const ItemRow& it : items) {
+    put.reset();
+    put.bind(1, it.item).bind(2, it.cluster.empty() ? it.item : it.cluster).bind(3, dump_json(it.data));
+    NF_RETURN_IF_ERROR(put.run());
+  }
+  return txn.commit();
+}
+
 Status SqliteStore::put_subject(const std::string& name, const json& spec) {
   std::lock_guard lock(mu_);
   NF_ASSIGN_OR_RETURN(Stmt put, Stmt::prepare(db_,

@@ -143,6 +143,10 @@ class Store {
   virtual Status put_items(const std::vector<McqItem>& items) = 0;
   /// Upserts generic items (id, cluster, data) — used by imports.
   virtual Status put_item(const std::string& id, const std::string& cluster, const nlohmann::json& data) = 0;
+  /// put_item for many items in one transaction (all or nothing; an empty cluster means
+  /// the item is its own cluster). `run` writes its dataset's items with it: one commit
+  /// instead of one per item. Default: put_item per item (not atomic); SQLite overrides.
+  virtual Status put_items(const std::vector<ItemRow>& items);
   /// Upserts a subject / a config description.
   virtual Status put_subject(const std::string& name, const nlohmann::json& spec) = 0;
   virtual Status put_config(const std::string& id, const nlohmann::json& spec) = 0;
@@ -176,6 +180,15 @@ class Store {
   /// draw's own status (errors as put_draw_with_cache; a failed COMMIT fails the group).
   /// A SIGKILL loses only draws whose call has not returned.
   virtual Status put_draw_grouped(const Draw& draw, const std::vector<CacheEntry>& cache) = 0;
+  /// A group of draws (each with its cache entries) written in one transaction by the
+  /// caller: each draw under its own savepoint, so one draw's error leaves the others;
+  /// `*statuses` gets one status per draw (errors as put_draw_with_cache). Returns the
+  /// transaction's status: when it is not ok (BEGIN or COMMIT failed) nothing was
+  /// written. For a runner that hands draws to one committing thread (runner.cc) and
+  /// counts each only once this returns. Empty group: no transaction. Default:
+  /// put_draw_with_cache per draw (one transaction each); SQLite overrides.
+  virtual Status put_draw_group(const std::vector<std::pair<const Draw*, const std::vector<CacheEntry>*>>& group,
+                                std::vector<Status>* statuses);
   /// Writes one draw, replacing any stored draw with the same key (whatever its status)
   /// and its outcomes, in a single transaction (`run --refresh`). Judgments of the
   /// replaced draw are deleted with it (they judged an answer that no longer exists; the

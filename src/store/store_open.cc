@@ -30,6 +30,18 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path) {
   return SqliteStore::open(path);
 }
 
+Status Store::put_items(const std::vector<ItemRow>& items) {
+  for (const ItemRow& it : items) NF_RETURN_IF_ERROR(put_item(it.item, it.cluster.empty() ? it.item : it.cluster, it.data));
+  return Status::Ok();
+}
+
+Status Store::put_draw_group(const std::vector<std::pair<const Draw*, const std::vector<CacheEntry>*>>& group,
+                             std::vector<Status>* statuses) {
+  statuses->clear();
+  for (const auto& [draw, cache] : group) statuses->push_back(put_draw_with_cache(*draw, *cache));
+  return Status::Ok();
+}
+
 Status Store::plan_draw_keys(const std::vector<DrawKey>&) { return not_offered(*this, "plan_draw_keys"); }
 Result<std::vector<DrawKey>> Store::claim_draws(const std::string&, int, double) {
   return not_offered(*this, "claim_draws");

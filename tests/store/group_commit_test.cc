@@ -77,5 +77,38 @@ TEST(GroupCommit, ABadDrawFailsAloneAndWritesNothingOfItself) {
   EXPECT_FALSE(hit->has_value());
 }
 
+// Store::put_draw_group (the runner's committing thread): one transaction for the group,
+// one status per draw; a bad draw and a stored key fail alone, the others and their cache
+// entries are written; an empty group is a no-op.
+TEST(GroupCommit, PutDrawGroupGivesEachDrawItsOwnStatus) {
+  testing::TempDir dir;
+  auto store = Store::open((fs::path(dir.path()) / "s.sqlite").string());
+  ASSERT_TRUE(store.ok());
+  std::vector<Status> statuses;
+  EXPECT_TRUE((*store)->put_draw_group({}, &statuses).ok());
+  EXPECT_TRUE(statuses.empty());
+  ASSERT_TRUE((*store)->put_draw(draw_of(0, 3)).ok());
+  Draw bad = draw_of(0, 1);
+  bad.outcomes.push_back({"correct", 1.0, ""});  // an outcome name twice: InvalidArgument
+  const Draw good = draw_of(0, 2), stored = draw_of(0, 3), good2 = draw_of(0, 4);
+  const std::vector<Store::CacheEntry> bad_cache{{"bad", {{"x", 1}}}}, good_cache{{"good", {{"x", 2}}}}, none;
+  const Status txn =
+      (*store)->put_draw_group({{&bad, &bad_cache}, {&good, &good_cache}, {&stored, &none}, {&good2, &none}}, &statuses);
+  ASSERT_TRUE(txn.ok()) << txn.message();
+  ASSERT_EQ(statuses.size(), 4u);
+  EXPECT_EQ(statuses[0].code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(statuses[1].ok());
+  EXPECT_EQ(statuses[2].code(), StatusCode::kAlreadyExists);
+  EXPECT_TRUE(statuses[3].ok());
+  EXPECT_EQ(*(*store)->draw_count(), 3);  // draws 2, 3 (before) and 4
+  EXPECT_EQ(*(*store)->count_key(bad.key), 0);
+  auto bad_hit = (*store)->cache_get("bad");
+  ASSERT_TRUE(bad_hit.ok());
+  EXPECT_FALSE(bad_hit->has_value());
+  auto good_hit = (*store)->cache_get("good");
+  ASSERT_TRUE(good_hit.ok() && good_hit->has_value());
+  EXPECT_EQ((**good_hit)["x"], 2);
+}
+
 }  // namespace
 }  // namespace nf

@@ -342,6 +342,8 @@ TEST(Store, StudyItemsSubjectsConfigsUpsert) {
   item2.cluster = "fam";
   ASSERT_TRUE(store->put_items({item, item2}).ok());
   ASSERT_TRUE(store->put_item("q3", "", {{"free", "text"}}).ok());
+  // The generic batch (what `run` writes): same rows as put_item, upserting in place.
+  ASSERT_TRUE(store->put_items(std::vector<ItemRow>{{"q4", "", {{"n", 4}}}, {"q3", "", {{"free", "again"}}}}).ok());
   ASSERT_TRUE(store->put_subject("m", {{"backend", "sim"}}).ok());
   ASSERT_TRUE(store->put_subject("m", {{"backend", "openai"}}).ok());
   ASSERT_TRUE(store->put_config("c", {{"temperature", 0.7}}).ok());
@@ -349,7 +351,9 @@ TEST(Store, StudyItemsSubjectsConfigsUpsert) {
   RawDb raw(dir.path("s.db"));
   EXPECT_EQ(raw.one("SELECT count(*) FROM study"), "1");
   EXPECT_EQ(raw.column("SELECT cluster FROM items ORDER BY item"),
-            (std::vector<std::string>{"q1", "fam", "q3"}));  // empty cluster defaults to id
+            (std::vector<std::string>{"q1", "fam", "q3", "q4"}));  // empty cluster defaults to id
+  EXPECT_EQ(nlohmann::json::parse(raw.one("SELECT data FROM items WHERE item = 'q3'"))["free"], "again");
+  EXPECT_EQ(nlohmann::json::parse(raw.one("SELECT data FROM items WHERE item = 'q4'"))["n"], 4);
   auto data = nlohmann::json::parse(raw.one("SELECT data FROM items WHERE item = 'q1'"));
   EXPECT_EQ(data["question"], "Which?");
   EXPECT_EQ(data["answer"], "B");
