@@ -842,7 +842,9 @@ struct Store::BulkImport::Impl {
   bool buffering = false;
   std::vector<Outcome> pending;
   size_t pending_size = 0;
-  std::vector<std::optional<Stmt>> batch_insert;  // [k]: INSERT of k outcome rows
+  // [k]: INSERT of k outcome rows (raw statements: the buffered strings outlive each run,
+  // so they are bound without SQLite copying them).
+  std::vector<std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)>> batch_insert;
   // The constant columns of an imported draw (as DrawWriter::write binds them for a Draw
   // with status ok and extra {"imported": true}).
   std::string request_json, extra_json;
@@ -856,21 +858,36 @@ struct Store::BulkImport::Impl {
     size_t done = 0;
     while (done < pending_size) {
       const size_t k = std::min(kMaxBatch, pending_size - done);
-      if (batch_insert.size() <= k) batch_insert.resize(k + 1);
+      while (batch_insert.size() <= k) batch_insert.emplace_back(nullptr, sqlite3_finalize);
       if (!batch_insert[k]) {
         std::string sql = "INSERT INTO outcomes(draw_id, name, value, label) VALUES";
         for (size_t j = 0; j < k; ++j) sql += j == 0 ? "(?,?,?,?)" : ",(?,?,?,?)";
-        NF_ASSIGN_OR_RETURN(Stmt st, Stmt::prepare(db, sql, "import: outcomes", path));
-        batch_insert[k].emplace(std::move(st));
+        sqlite3_stmt* st = nullptr;
+        const int rc = sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr);
+        if (rc != SQLITE_OK) {
+          sqlite3_finalize(st);
+          return sqlite_status(db, rc, "import: outcomes", path);
+        }
+        batch_insert[k].reset(st);
       }
-      Stmt& st = *batch_insert[k];
-      st.reset();
-      for (size_t j = 0; j < k; ++j) {
+      sqlite3_stmt* st = batch_insert[k].get();
+      int rc = SQLITE_OK;
+      for (size_t j = 0; j < k && rc == SQLITE_OK; ++j) {
         const Outcome& o = pending[done + j];
         const int b = static_cast<int>(4 * j);
-        st.bind(b + 1, last_id).bind(b + 2, o.name).bind(b + 3, o.value).bind(b + 4, o.label);
+        rc = sqlite3_bind_int64(st, b + 1, last_id);
+        if (rc == SQLITE_OK)
+          rc = sqlite3_bind_text(st, b + 2, o.name.data(), static_cast<int>(o.name.size()), SQLITE_STATIC);
+        if (rc == SQLITE_OK) rc = sqlite3_bind_double(st, b + 3, o.value);
+        if (rc == SQLITE_OK)
+          rc = sqlite3_bind_text(st, b + 4, o.label.data(), static_cast<int>(o.label.size()), SQLITE_STATIC);
       }
-      NF_RETURN_IF_ERROR(st.run());
+      if (rc == SQLITE_OK) {
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_DONE) rc = SQLITE_OK;
+      }
+      sqlite3_reset(st);
+      if (rc != SQLITE_OK) return sqlite_status(db, rc, "import: outcomes", path);
       done += k;
     }
     pending_size = 0;
