@@ -89,14 +89,64 @@ int vote_of(const std::vector<int>& a) {
 /// One cell (subject, config, condition) by its codes.
 using CellId = std::array<uint32_t, 3>;
 
-/// One item of one cell and outcome: its cluster and its values as category counts.
+/// One item of one cell and outcome: its cluster and its values as category counts. The
+/// first two distinct values are kept inline (binary outcomes need no allocation); an item
+/// with more moves all its counts to FloorInput::Impl::spill.
 struct Group {
   uint32_t series = 0;  // (cell, outcome), an index into FloorInput::Impl::series
   uint32_t item = 0;
   uint32_t cluster = 0;
   int32_t cluster_replicate = -1;  // compute_floor keeps the cluster of the last row (highest replicate)
-  int n = 0;
-  std::vector<std::pair<double, int>> counts;  // distinct value (compared exactly) -> replicates
+  int32_t n = 0;
+  uint32_t spilled = UINT32_MAX;   // index into spill, or UINT32_MAX while inline
+  double value[2] = {0.0, 0.0};    // distinct values (compared exactly) ...
+  int32_t count[2] = {0, 0};       // ... and their replicates
+  uint8_t distinct = 0;            // inline values in use
+};
+
+/// Open-addressing map from a 64-bit key (never ~0) to a 32-bit value: no node per entry.
+class FlatIndex {
+ public:
+  /// The value for `key`, inserting `value_if_new` when absent; second = inserted.
+  std::pair<uint32_t, bool> find_or_insert(uint64_t key, uint32_t value_if_new) {
+    if (2 * (size_ + 1) > keys_.size()) grow();
+    size_t mask = keys_.size() - 1;
+    for (size_t i = hash(key) & mask;; i = (i + 1) & mask) {
+      if (keys_[i] == key) return {vals_[i], false};
+      if (keys_[i] == kEmpty) {
+        keys_[i] = key;
+        vals_[i] = value_if_new;
+        ++size_;
+        return {value_if_new, true};
+      }
+    }
+  }
+
+ private:
+  static constexpr uint64_t kEmpty = ~0ULL;
+  static size_t hash(uint64_t k) {
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdULL;
+    k ^= k >> 33;
+    return static_cast<size_t>(k);
+  }
+  void grow() {
+    std::vector<uint64_t> keys(std::max<size_t>(1024, keys_.size() * 2), kEmpty);
+    std::vector<uint32_t> vals(keys.size());
+    const size_t mask = keys.size() - 1;
+    for (size_t j = 0; j < keys_.size(); ++j) {
+      if (keys_[j] == kEmpty) continue;
+      size_t i = hash(keys_[j]) & mask;
+      while (keys[i] != kEmpty) i = (i + 1) & mask;
+      keys[i] = keys_[j];
+      vals[i] = vals_[j];
+    }
+    keys_.swap(keys);
+    vals_.swap(vals);
+  }
+  std::vector<uint64_t> keys_;
+  std::vector<uint32_t> vals_;
+  size_t size_ = 0;
 };
 
 std::vector<uint32_t> ranks_of(const std::vector<std::string>& names) {
@@ -116,9 +166,21 @@ struct FloorInput::Impl {
   std::vector<std::array<uint32_t, 4>> series;
   /// Sorted by (subject, config, condition, outcome, item) names once aggregation ends.
   std::vector<Group> groups;
+  /// Category counts of the groups with more than two distinct values.
+  std::vector<std::vector<std::pair<double, int>>> spill;
   /// Distinct (item, replicate) ok draws per cell: the pooled row's valid_draws.
   std::map<CellId, int64_t> cell_draws;
   int max_replicates = 0;
+
+  /// The group's category counts (replicates per distinct value) into `out`.
+  void counts_of(const Group& g, std::vector<int>* out) const {
+    out->clear();
+    if (g.spilled != UINT32_MAX) {
+      for (const auto& vc : spill[g.spilled]) out->push_back(vc.second);
+    } else {
+      for (int j = 0; j < g.distinct; ++j) out->push_back(g.count[j]);
+    }
+  }
 };
 
 namespace {
@@ -131,45 +193,76 @@ class Aggregator {
   void add(const OutcomeCodes& c) {
     const CellId cell{c.subject, c.config, c.condition};
     if (!have_last_ || cell != last_cell_ || c.item != last_item_ || c.replicate != last_replicate_) {
-      // A new draw (the store's scan gives a draw's outcomes together); the set dedupes
-      // draws whose outcomes arrive apart.
-      cell_draws_[cell].insert((static_cast<uint64_t>(c.item) << 32) | static_cast<uint32_t>(c.replicate));
+      // A new draw (the store's scan gives a draw's outcomes together); repeats of a draw
+      // whose outcomes arrive apart are removed when aggregation ends.
+      if (!have_last_ || cell != last_cell_) cell_keys_ = &cell_draws_[cell];
+      cell_keys_->push_back((static_cast<uint64_t>(c.item) << 32) | static_cast<uint32_t>(c.replicate));
       have_last_ = true;
       last_cell_ = cell;
       last_item_ = c.item;
       last_replicate_ = c.replicate;
     }
     const uint32_t series = series_of(c);
-    auto [it, inserted] =
-        index_.try_emplace((static_cast<uint64_t>(series) << 32) | c.item, static_cast<uint32_t>(in_->groups.size()));
-    if (inserted) {
-      Group g;
-      g.series = series;
-      g.item = c.item;
-      in_->groups.push_back(std::move(g));
+    // The series' last group first: replicates of an item are usually adjacent.
+    if (series >= last_group_.size()) last_group_.resize(series + 1, {UINT32_MAX, 0});
+    uint32_t gi;
+    if (last_group_[series].first == c.item) {
+      gi = last_group_[series].second;
+    } else {
+      auto [found, inserted] = index_.find_or_insert((static_cast<uint64_t>(series) << 32) | c.item,
+                                                     static_cast<uint32_t>(in_->groups.size()));
+      if (inserted) {
+        Group g;
+        g.series = series;
+        g.item = c.item;
+        in_->groups.push_back(g);
+      }
+      gi = found;
+      last_group_[series] = {c.item, gi};
     }
-    Group& g = in_->groups[it->second];
+    Group& g = in_->groups[gi];
     if (c.replicate >= g.cluster_replicate) {
       g.cluster = c.cluster;
       g.cluster_replicate = c.replicate;
     }
     ++g.n;
-    for (auto& [v, k] : g.counts)
+    if (g.spilled == UINT32_MAX) {
+      for (int j = 0; j < g.distinct; ++j)
+        if (g.value[j] == c.value) {
+          ++g.count[j];
+          return;
+        }
+      if (g.distinct < 2) {
+        g.value[g.distinct] = c.value;
+        g.count[g.distinct] = 1;
+        ++g.distinct;
+        return;
+      }
+      g.spilled = static_cast<uint32_t>(in_->spill.size());
+      in_->spill.push_back({{g.value[0], g.count[0]}, {g.value[1], g.count[1]}});
+    }
+    auto& counts = in_->spill[g.spilled];
+    for (auto& [v, k] : counts)
       if (v == c.value) {
         ++k;
         return;
       }
-    g.counts.emplace_back(c.value, 1);
+    counts.emplace_back(c.value, 1);
   }
 
   /// Sorts the groups into name order and drops the lookup structures.
   FloorInput finish() {
     index_ = {};
     series_index_ = {};
+    last_group_ = {};
     FloorInput::Impl& in = *in_;
-    for (const auto& [cell, draws] : cell_draws_) in.cell_draws[cell] = static_cast<int64_t>(draws.size());
+    for (auto& [cell, keys] : cell_draws_) {
+      std::sort(keys.begin(), keys.end());
+      in.cell_draws[cell] = static_cast<int64_t>(std::unique(keys.begin(), keys.end()) - keys.begin());
+      keys = {};
+    }
     cell_draws_ = {};
-    for (const Group& g : in.groups) in.max_replicates = std::max(in.max_replicates, g.n);
+    for (const Group& g : in.groups) in.max_replicates = std::max(in.max_replicates, static_cast<int>(g.n));
     const auto rs = ranks_of(in.dict.subjects), rcf = ranks_of(in.dict.configs), rcd = ranks_of(in.dict.conditions),
                ro = ranks_of(in.dict.outcomes), ri = ranks_of(in.dict.items);
     std::vector<std::array<uint32_t, 4>> series_rank(in.series.size());
@@ -211,8 +304,10 @@ class Aggregator {
   std::map<std::array<uint32_t, 4>, uint32_t> series_index_;
   CellId series_cell_{UINT32_MAX, UINT32_MAX, UINT32_MAX};
   std::vector<uint32_t> series_by_outcome_;
-  std::unordered_map<uint64_t, uint32_t> index_;  // (series << 32 | item) -> group
-  std::map<CellId, std::unordered_set<uint64_t>> cell_draws_;
+  FlatIndex index_;                                       // (series << 32 | item) -> group
+  std::vector<std::pair<uint32_t, uint32_t>> last_group_;  // series -> (item, group) last used
+  std::map<CellId, std::vector<uint64_t>> cell_draws_;    // (item << 32 | replicate) per new draw
+  std::vector<uint64_t>* cell_keys_ = nullptr;
   bool have_last_ = false;
   CellId last_cell_{};
   uint32_t last_item_ = 0;
@@ -297,8 +392,7 @@ Result<std::vector<FloorRow>> rows_of(const FloorInput::Impl& in, int vote_size,
           observed_seen[g.item] = 1;
           observed_touched.push_back(g.item);
         }
-        counts.clear();
-        for (const auto& vc : g.counts) counts.push_back(vc.second);
+        in.counts_of(g, &counts);
         int64_t d = 0, c = 0;
         if (vote_size <= 1) {
           int64_t same = 0;
