@@ -15,6 +15,7 @@ namespace nf::stats {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr size_t kBlock = 4;  // ratios resampled together in registers (cluster_ratio_intervals)
 
 // Type-7 quantile that tolerates +-infinity (an infinite neighbour gives an infinite bound).
 double quantile_with_inf(const std::vector<double>& sorted, double q) {
@@ -177,16 +178,21 @@ Result<std::vector<ClusterRatioInterval>> cluster_ratio_intervals(const std::vec
     if (std::isnan(estimate[k])) return InvalidArgument("cluster_ratio_interval: the denominators sum to 0");
     se[k] = ratio_linearized_se(nums[k], dens[k], identity);
   }
-  // Cluster-major copies (cluster i's K numerators, then its K denominators, side by side), so
-  // one resample's gathers read one short contiguous block per drawn cluster.
-  std::vector<double> nd(n * 2 * k_ratios);
-  for (size_t i = 0; i < n; ++i)
-    for (size_t k = 0; k < k_ratios; ++k) {
-      nd[(2 * i) * k_ratios + k] = nums[k][i];
-      nd[(2 * i + 1) * k_ratios + k] = dens[k][i];
+  // Ratios in blocks of kBlock (the last padded with empty ratios): per block, cluster-major
+  // copies (cluster i's kBlock numerators, then its kBlock denominators), so one resample's
+  // gathers read one short contiguous block per drawn cluster and keep the sums in registers.
+  const size_t blocks = (k_ratios + kBlock - 1) / kBlock;
+  std::vector<double> nd(blocks * n * 2 * kBlock, 0.0);
+  for (size_t k = 0; k < k_ratios; ++k) {
+    double* base = nd.data() + (k / kBlock) * n * 2 * kBlock;
+    for (size_t i = 0; i < n; ++i) {
+      base[2 * kBlock * i + k % kBlock] = nums[k][i];
+      base[2 * kBlock * i + kBlock + k % kBlock] = dens[k][i];
     }
+  }
   const size_t nres = static_cast<size_t>(resamples);
   std::vector<double> reps(k_ratios * nres), ses(k_ratios * nres);
+  const double scale = static_cast<double>(n) / static_cast<double>(n - 1);
   // Replicate r draws exactly what cluster_ratio_interval's replicate r draws, and each sum
   // below adds the same terms in the same order as ratio_of_sums / ratio_linearized_se, so
   // every ratio's replicates are bit-identical to its own cluster_ratio_interval call.
@@ -194,33 +200,32 @@ Result<std::vector<ClusterRatioInterval>> cluster_ratio_intervals(const std::vec
     Rng rng = Rng::stream(seed, {static_cast<uint64_t>(r)});
     std::vector<uint32_t> idx(n);
     for (auto& i : idx) i = static_cast<uint32_t>(rng.uniform_int(n));
-    std::vector<double> acc(4 * k_ratios, 0.0);
-    double* sn = acc.data();
-    double* sd = sn + k_ratios;
-    double* ratio = sd + k_ratios;
-    double* ss = ratio + k_ratios;
-    for (uint32_t i : idx) {
-      const double* p = nd.data() + 2 * static_cast<size_t>(i) * k_ratios;
-      for (size_t k = 0; k < k_ratios; ++k) {
-        sn[k] += p[k];
-        sd[k] += p[k_ratios + k];
-      }
-    }
-    for (size_t k = 0; k < k_ratios; ++k) ratio[k] = sd[k] == 0.0 ? std::nan("") : sn[k] / sd[k];
-    if (n >= 2) {
+    for (size_t b = 0; b < blocks; ++b) {
+      const double* base = nd.data() + b * n * 2 * kBlock;
+      double sn[kBlock] = {}, sd[kBlock] = {}, ratio[kBlock], ss[kBlock] = {};
       for (uint32_t i : idx) {
-        const double* p = nd.data() + 2 * static_cast<size_t>(i) * k_ratios;
-        for (size_t k = 0; k < k_ratios; ++k) {
-          const double e = p[k] - ratio[k] * p[k_ratios + k];
-          ss[k] += e * e;
+        const double* p = base + 2 * kBlock * static_cast<size_t>(i);
+        for (size_t k = 0; k < kBlock; ++k) {
+          sn[k] += p[k];
+          sd[k] += p[kBlock + k];
         }
       }
-    }
-    const double scale = static_cast<double>(n) / static_cast<double>(n - 1);
-    for (size_t k = 0; k < k_ratios; ++k) {
-      reps[k * nres + static_cast<size_t>(r)] = ratio[k];
-      ses[k * nres + static_cast<size_t>(r)] =
-          sd[k] == 0.0 ? std::nan("") : n < 2 ? 0.0 : std::sqrt(scale * ss[k]) / sd[k];
+      for (size_t k = 0; k < kBlock; ++k) ratio[k] = sd[k] == 0.0 ? std::nan("") : sn[k] / sd[k];
+      if (n >= 2) {
+        for (uint32_t i : idx) {
+          const double* p = base + 2 * kBlock * static_cast<size_t>(i);
+          for (size_t k = 0; k < kBlock; ++k) {
+            const double e = p[k] - ratio[k] * p[kBlock + k];
+            ss[k] += e * e;
+          }
+        }
+      }
+      for (size_t k = 0; k < kBlock && b * kBlock + k < k_ratios; ++k) {
+        const size_t row = b * kBlock + k;
+        reps[row * nres + static_cast<size_t>(r)] = ratio[k];
+        ses[row * nres + static_cast<size_t>(r)] =
+            sd[k] == 0.0 ? std::nan("") : n < 2 ? 0.0 : std::sqrt(scale * ss[k]) / sd[k];
+      }
     }
   });
   std::vector<ClusterRatioInterval> out;
