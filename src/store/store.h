@@ -219,8 +219,8 @@ class Store {
   Result<std::vector<OutcomeRow>> outcome_rows(bool include_cached = true);
   /// Streams every outcome of every ok draw (in storage order, NOT sorted) as integer
   /// codes, growing `dict` with each new string (src/store/outcome_frame.cc). Memory is
-  /// the dictionaries only; `include_cached` as outcome_rows. Errors: DataLoss on a
-  /// read failure.
+  /// the dictionaries plus 28 bytes per draw id (the draws' codes, read first);
+  /// `include_cached` as outcome_rows. Errors: DataLoss on a read failure.
   Status scan_outcome_codes(bool include_cached, OutcomeDictionaries* dict,
                             const std::function<void(const OutcomeCodes&)>& fn);
   /// scan_outcome_codes collected into columns (rows in storage order).
