@@ -15,7 +15,36 @@ namespace nf::stats {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr size_t kBlock = 4;  // ratios resampled together in registers (cluster_ratio_intervals)
+/// One resample of a block of B ratios (cluster_ratio_intervals): `base` holds per cluster
+/// B numerators then B denominators. Writes each ratio's sum(num)/sum(den), sum(den) and
+/// sum((num - ratio den)^2) over the drawn clusters `idx`, in idx order.
+template <size_t B>
+void resample_block(const std::vector<uint32_t>& idx, const double* base, double* ratio, double* sd_out,
+                    double* ss_out) {
+  double sn[B] = {}, sd[B] = {}, rr[B], ss[B] = {};
+  for (uint32_t i : idx) {
+    const double* p = base + 2 * B * static_cast<size_t>(i);
+    for (size_t k = 0; k < B; ++k) {
+      sn[k] += p[k];
+      sd[k] += p[B + k];
+    }
+  }
+  for (size_t k = 0; k < B; ++k) rr[k] = sd[k] == 0.0 ? std::nan("") : sn[k] / sd[k];
+  if (idx.size() >= 2) {
+    for (uint32_t i : idx) {
+      const double* p = base + 2 * B * static_cast<size_t>(i);
+      for (size_t k = 0; k < B; ++k) {
+        const double e = p[k] - rr[k] * p[B + k];
+        ss[k] += e * e;
+      }
+    }
+  }
+  for (size_t k = 0; k < B; ++k) {
+    ratio[k] = rr[k];
+    sd_out[k] = sd[k];
+    ss_out[k] = ss[k];
+  }
+}
 
 // Type-7 quantile that tolerates +-infinity (an infinite neighbour gives an infinite bound).
 double quantile_with_inf(const std::vector<double>& sorted, double q) {
@@ -178,16 +207,19 @@ Result<std::vector<ClusterRatioInterval>> cluster_ratio_intervals(const std::vec
     if (std::isnan(estimate[k])) return InvalidArgument("cluster_ratio_interval: the denominators sum to 0");
     se[k] = ratio_linearized_se(nums[k], dens[k], identity);
   }
-  // Ratios in blocks of kBlock (the last padded with empty ratios): per block, cluster-major
-  // copies (cluster i's kBlock numerators, then its kBlock denominators), so one resample's
-  // gathers read one short contiguous block per drawn cluster and keep the sums in registers.
-  const size_t blocks = (k_ratios + kBlock - 1) / kBlock;
-  std::vector<double> nd(blocks * n * 2 * kBlock, 0.0);
+  // Ratios in blocks of `width` (the last padded with empty ratios): per block, cluster-major
+  // copies (cluster i's numerators, then its denominators, side by side), so one resample's
+  // gathers read one contiguous run per drawn cluster and keep the sums in registers. The
+  // width is the smallest of 4, 8, 12, 16 that holds every ratio: with many clusters the
+  // gathers miss the cache, and one pass per block is what they cost.
+  const size_t width = k_ratios <= 4 ? 4 : k_ratios <= 8 ? 8 : k_ratios <= 12 ? 12 : 16;
+  const size_t blocks = (k_ratios + width - 1) / width;
+  std::vector<double> nd(blocks * n * 2 * width, 0.0);
   for (size_t k = 0; k < k_ratios; ++k) {
-    double* base = nd.data() + (k / kBlock) * n * 2 * kBlock;
+    double* base = nd.data() + (k / width) * n * 2 * width;
     for (size_t i = 0; i < n; ++i) {
-      base[2 * kBlock * i + k % kBlock] = nums[k][i];
-      base[2 * kBlock * i + kBlock + k % kBlock] = dens[k][i];
+      base[2 * width * i + k % width] = nums[k][i];
+      base[2 * width * i + width + k % width] = dens[k][i];
     }
   }
   const size_t nres = static_cast<size_t>(resamples);
@@ -201,27 +233,16 @@ Result<std::vector<ClusterRatioInterval>> cluster_ratio_intervals(const std::vec
     std::vector<uint32_t> idx(n);
     for (auto& i : idx) i = static_cast<uint32_t>(rng.uniform_int(n));
     for (size_t b = 0; b < blocks; ++b) {
-      const double* base = nd.data() + b * n * 2 * kBlock;
-      double sn[kBlock] = {}, sd[kBlock] = {}, ratio[kBlock], ss[kBlock] = {};
-      for (uint32_t i : idx) {
-        const double* p = base + 2 * kBlock * static_cast<size_t>(i);
-        for (size_t k = 0; k < kBlock; ++k) {
-          sn[k] += p[k];
-          sd[k] += p[kBlock + k];
-        }
+      const double* base = nd.data() + b * n * 2 * width;
+      double ratio[16], sd[16], ss[16];
+      switch (width) {
+        case 4: resample_block<4>(idx, base, ratio, sd, ss); break;
+        case 8: resample_block<8>(idx, base, ratio, sd, ss); break;
+        case 12: resample_block<12>(idx, base, ratio, sd, ss); break;
+        default: resample_block<16>(idx, base, ratio, sd, ss); break;
       }
-      for (size_t k = 0; k < kBlock; ++k) ratio[k] = sd[k] == 0.0 ? std::nan("") : sn[k] / sd[k];
-      if (n >= 2) {
-        for (uint32_t i : idx) {
-          const double* p = base + 2 * kBlock * static_cast<size_t>(i);
-          for (size_t k = 0; k < kBlock; ++k) {
-            const double e = p[k] - ratio[k] * p[kBlock + k];
-            ss[k] += e * e;
-          }
-        }
-      }
-      for (size_t k = 0; k < kBlock && b * kBlock + k < k_ratios; ++k) {
-        const size_t row = b * kBlock + k;
+      for (size_t k = 0; k < width && b * width + k < k_ratios; ++k) {
+        const size_t row = b * width + k;
         reps[row * nres + static_cast<size_t>(r)] = ratio[k];
         ses[row * nres + static_cast<size_t>(r)] =
             sd[k] == 0.0 ? std::nan("") : n < 2 ? 0.0 : std::sqrt(scale * ss[k]) / sd[k];

@@ -25,10 +25,11 @@ void expect_same(const ClusterRatioInterval& a, const ClusterRatioInterval& b) {
 }
 
 TEST(ClusterIntervals, EachRatioEqualsItsOwnInterval) {
-  for (size_t g : {1u, 2u, 7u, 40u}) {
+  // 3, 5, 12 and 18 ratios: blocks of width 4, 8, 12 and two of 16 (padded).
+  for (auto [g, ratios] : {std::pair<size_t, int>{1, 5}, {2, 3}, {7, 12}, {40, 5}, {40, 18}}) {
     Rng rng(g);
     std::vector<std::vector<double>> nums, dens;
-    for (int k = 0; k < 5; ++k) {
+    for (int k = 0; k < ratios; ++k) {
       std::vector<double> num, den;
       for (size_t i = 0; i < g; ++i) {
         // Ratio 3 has empty clusters (den 0), ratio 4 is unanimous (degenerate).
