@@ -2,15 +2,19 @@
 """Whole-process benchmark: `noisefloor import draws` + `noisefloor analyze` against the
 pandas + numpy script a user would otherwise write, in one run, on the same workload.
 
-    /usr/bin/python3 bench/pandas_compare.py build/ci/noisefloor [--scale 10] [--workdir DIR]
+    /usr/bin/python3 bench/pandas_compare.py build/ci/noisefloor [--scales 1,10] [--workdir DIR]
+    /usr/bin/python3 bench/pandas_compare.py build/ci/noisefloor --scales 100 --skip-pandas   # 100M values
 
 Workload (issue 14): 100,000 draws x 10 outcomes = 1,000,000 outcome values, 10,000 items
 in 1,000 clusters, 10 replicates per item, one subject / config / condition, binary values
 (each item has its own probability of a 1); written as a long CSV of about 34 MB
-(subject,item,cluster,condition,config,replicate,outcome,value). --scale 10 makes the
-items (and so draws and clusters) ten times as many.
+(subject,item,cluster,condition,config,replicate,outcome,value). Scale 10 makes the items
+(and so draws and clusters) ten times as many; by default the run does scale 1 (1M values)
+and scale 10 (10M) one after the other and prints a summary of both. Scale 100 (100M values,
+a 3.6 GB CSV) is for noisefloor alone (--skip-pandas): pandas needs tens of GB there.
 
-Timed, each in its own child process (wall clock; peak RSS from GNU time's %M):
+Timed, each in its own child process (wall clock; CPU = user + system and peak RSS from GNU
+time's %U %S %M; on a shared machine compare the CPU seconds, which other load barely moves):
   noisefloor: `import draws FILE --store S` then `analyze --store S --analysis floor
               --analysis majority_floor --resamples 10000` (majority floor R' = 3);
   pandas:     read_csv, groupby (item, outcome) -> n, ones; floor = sum k(n-k) / sum C(n,2)
@@ -39,42 +43,53 @@ VOTE = 3
 
 
 def generate(path, scale, seed=20261201):
+    """Writes the long CSV in chunks of 10,000 items (bounded memory at any scale); returns rows."""
     rng = np.random.default_rng(seed)
     n_items, reps, n_out = 10000 * scale, 10, 10
-    p = rng.beta(0.3, 0.3, size=(n_items, n_out))  # most items near-stable, some noisy
-    item = np.repeat(np.arange(n_items), reps * n_out)
-    rep = np.tile(np.repeat(np.arange(reps), n_out), n_items)
-    out = np.tile(np.arange(n_out), n_items * reps)
-    val = (rng.random(item.size) < p[item, out]).astype(np.int8)
-    df = pd.DataFrame({
-        "subject": "m",
-        "item": pd.Series(item).map(lambda i: f"i{i:05d}" if n_items <= 100000 else f"i{i:06d}"),
-        "cluster": pd.Series(item // 10).map(lambda c: f"c{c:04d}" if n_items <= 10000 else f"c{c:05d}"),
-        "condition": "none",
-        "config": "default",
-        "replicate": rep,
-        "outcome": pd.Series(out).map(lambda o: f"o{o}"),
-        "value": val,
-    })
-    df.to_csv(path, index=False)
-    return item.size
+    item_fmt = "i{:05d}" if n_items <= 100000 else "i{:06d}"
+    cluster_fmt = "c{:04d}" if n_items <= 10000 else "c{:05d}"
+    rows = 0
+    with open(path, "w", newline="") as f:
+        f.write("subject,item,cluster,condition,config,replicate,outcome,value\n")
+        for start in range(0, n_items, 10000):
+            n = min(10000, n_items - start)
+            p = rng.beta(0.3, 0.3, size=(n, n_out))  # most items near-stable, some noisy
+            item = np.repeat(np.arange(start, start + n), reps * n_out)
+            rep = np.tile(np.repeat(np.arange(reps), n_out), n)
+            out = np.tile(np.arange(n_out), n * reps)
+            val = (rng.random(item.size) < p[item - start, out]).astype(np.int8)
+            item_names = np.array([item_fmt.format(i) for i in range(start, start + n)])
+            cluster_names = np.array([cluster_fmt.format(i // 10) for i in range(start, start + n)])
+            df = pd.DataFrame({
+                "subject": "m",
+                "item": item_names[item - start],
+                "cluster": cluster_names[item - start],
+                "condition": "none",
+                "config": "default",
+                "replicate": rep,
+                "outcome": np.array([f"o{o}" for o in range(n_out)])[out],
+                "value": val,
+            })
+            df.to_csv(f, index=False, header=False)
+            rows += item.size
+    return rows
 
 
 def run_child(argv):
-    """Runs argv under /usr/bin/time; returns (wall seconds, peak RSS MiB, stderr text).
+    """Runs argv under /usr/bin/time; returns (wall seconds, peak RSS MiB, CPU seconds).
     The peak RSS comes from GNU time (%M), not from this process's wait4: a child forked
     from this (large, after generating the data) Python keeps the parent's RSS as its
     ru_maxrss across exec."""
     with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
         t0 = time.perf_counter()
-        proc = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss.name] + argv, stdout=subprocess.DEVNULL,
+        proc = subprocess.run(["/usr/bin/time", "-f", "%M %U %S", "-o", rss.name] + argv, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE)
         wall = time.perf_counter() - t0
         err = proc.stderr.decode(errors="replace")
         if proc.returncode != 0:
             sys.exit(f"{' '.join(argv)} failed ({proc.returncode}):\n{err}")
-        kib = int(rss.read().strip().splitlines()[-1])
-    return wall, kib / 1024.0, err
+        kib, user, system = rss.read().strip().splitlines()[-1].split()
+    return wall, int(kib) / 1024.0, float(user) + float(system)
 
 
 # ---- the pandas / numpy equivalent (runs in a child: --pandas-child CSV OUT.json) ----
@@ -180,50 +195,78 @@ def compare(nf_results, pd_rows):
     return bad, len(pd_rows), worst_ci
 
 
+def run_scale(args, work, scale):
+    """One workload: generate (kept in the work directory), noisefloor, pandas, compare.
+    Returns a summary dict."""
+    csv = os.path.join(work, f"draws_x{scale}.csv")
+    if not os.path.exists(csv):
+        t = time.perf_counter()
+        rows = generate(csv, scale)
+        print(f"generated {rows:,} outcome rows, {os.path.getsize(csv) / 1e6:.1f} MB in {time.perf_counter() - t:.1f} s")
+    store = os.path.join(work, f"bench_x{scale}.sqlite")
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(store + suffix):
+            os.remove(store + suffix)
+    out = os.path.join(work, f"out_x{scale}")
+    nf = os.path.abspath(args.noisefloor)
+    values = 1000000 * scale
+    print(f"== {values:,} outcome values (scale {scale})")
+    ti, ri, ci = run_child([nf, "import", "draws", csv, "--store", store])
+    ta, ra, ca = run_child([nf, "analyze", "--store", store, "--out", out, "--analysis", "floor",
+                            "--analysis", "majority_floor", "--resamples", str(RESAMPLES)])
+    print(f"noisefloor import  : {ti:7.2f} s  CPU {ci:7.2f} s  peak RSS {ri:7.0f} MiB")
+    print(f"noisefloor analyze : {ta:7.2f} s  CPU {ca:7.2f} s  peak RSS {ra:7.0f} MiB")
+    print(f"noisefloor total   : {ti + ta:7.2f} s  CPU {ci + ca:7.2f} s  peak RSS {max(ri, ra):7.0f} MiB")
+    summary = {"values": values, "nf_wall": ti + ta, "nf_cpu": ci + ca, "nf_rss": max(ri, ra)}
+    if not args.skip_pandas:
+        pj = os.path.join(work, f"pandas_rows_x{scale}.json")
+        tp, rp, cp = run_child([sys.executable, os.path.abspath(__file__), "--pandas-child", csv, pj])
+        print(f"pandas + numpy     : {tp:7.2f} s  CPU {cp:7.2f} s  peak RSS {rp:7.0f} MiB  (whole script: read_csv, "
+              f"groupby, floors, bootstrap)")
+        with open(pj) as f:
+            pd_rows = json.load(f)
+        bad, n, worst = compare(os.path.join(out, "results.json"), pd_rows)
+        if bad:
+            print("DIFFERENT FLOORS:\n  " + "\n  ".join(bad[:20]))
+            sys.exit(1)
+        print(f"same floors: {n} rows (floor + majority floor R'={VOTE}, each outcome and pooled): counts and rates "
+              f"equal, bootstrap intervals within {worst:.4f}")
+        print(f"ratio pandas / noisefloor (end to end): wall {tp / (ti + ta):.2f}x, CPU {cp / (ci + ca):.2f}x")
+        summary.update({"pd_wall": tp, "pd_cpu": cp, "pd_rss": rp})
+    if not args.keep:  # the store (hundreds of MB at scale 10); the CSV stays for the next run
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(store + suffix):
+                os.remove(store + suffix)
+    return summary
+
+
 def main():
     if len(sys.argv) >= 2 and sys.argv[1] == "--pandas-child":
         pandas_child(sys.argv[2], sys.argv[3])
         return
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("noisefloor", help="path to the noisefloor binary (a Release build)")
-    ap.add_argument("--scale", type=int, default=1, help="10 = ten times the items (10M outcome values)")
-    ap.add_argument("--workdir", help="where the CSV and store go (default: a temporary directory, removed)")
+    ap.add_argument("--scales", default="1,10",
+                    help="comma-separated workloads in millions of outcome values (default 1,10; 100 = 100M)")
+    ap.add_argument("--scale", type=int, help="one workload only (same as --scales N)")
+    ap.add_argument("--workdir", help="where the CSVs and stores go (default: a temporary directory, removed); "
+                                      "CSVs already there are reused")
+    ap.add_argument("--keep", action="store_true", help="keep the stores (the CSVs stay in --workdir anyway)")
     ap.add_argument("--skip-pandas", action="store_true", help="time noisefloor only")
     args = ap.parse_args()
+    scales = [args.scale] if args.scale else [int(x) for x in args.scales.split(",")]
     work = args.workdir or tempfile.mkdtemp(prefix="nf-pandas-bench-")
     os.makedirs(work, exist_ok=True)
-    csv = os.path.join(work, f"draws_x{args.scale}.csv")
-    if not os.path.exists(csv):
-        t = time.perf_counter()
-        rows = generate(csv, args.scale)
-        print(f"generated {rows:,} outcome rows, {os.path.getsize(csv) / 1e6:.1f} MB in {time.perf_counter() - t:.1f} s")
-    store = os.path.join(work, "bench.sqlite")
-    for suffix in ("", "-wal", "-shm"):
-        if os.path.exists(store + suffix):
-            os.remove(store + suffix)
-    out = os.path.join(work, "out")
-    nf = os.path.abspath(args.noisefloor)
-    ti, ri, _ = run_child([nf, "import", "draws", csv, "--store", store])
-    ta, ra, _ = run_child([nf, "analyze", "--store", store, "--out", out, "--analysis", "floor",
-                           "--analysis", "majority_floor", "--resamples", str(RESAMPLES)])
-    print(f"noisefloor import  : {ti:7.2f} s  peak RSS {ri:7.0f} MiB")
-    print(f"noisefloor analyze : {ta:7.2f} s  peak RSS {ra:7.0f} MiB")
-    print(f"noisefloor total   : {ti + ta:7.2f} s  peak RSS {max(ri, ra):7.0f} MiB")
-    if args.skip_pandas:
-        return
-    pj = os.path.join(work, "pandas_rows.json")
-    tp, rp, _ = run_child([sys.executable, os.path.abspath(__file__), "--pandas-child", csv, pj])
-    print(f"pandas + numpy     : {tp:7.2f} s  peak RSS {rp:7.0f} MiB  (whole script: read_csv, groupby, "
-          f"floors, bootstrap)")
-    with open(pj) as f:
-        pd_rows = json.load(f)
-    bad, n, worst = compare(os.path.join(out, "results.json"), pd_rows)
-    if bad:
-        print("DIFFERENT FLOORS:\n  " + "\n  ".join(bad[:20]))
-        sys.exit(1)
-    print(f"same floors: {n} rows (floor + majority floor R'={VOTE}, each outcome and pooled): counts and rates "
-          f"equal, bootstrap intervals within {worst:.4f}")
-    print(f"ratio pandas / noisefloor (end to end): {tp / (ti + ta):.2f}x")
+    results = [run_scale(args, work, s) for s in scales]
+    print("\nsummary (wall clock; CPU = user + system):")
+    for r in results:
+        line = (f"  {r['values']:>11,} values: noisefloor {r['nf_wall']:6.2f} s (CPU {r['nf_cpu']:6.2f} s, "
+                f"{r['nf_rss']:5.0f} MiB)")
+        if "pd_wall" in r:
+            line += (f" | pandas {r['pd_wall']:6.2f} s (CPU {r['pd_cpu']:6.2f} s, {r['pd_rss']:5.0f} MiB)"
+                     f" | pandas / noisefloor: wall {r['pd_wall'] / r['nf_wall']:.2f}x, "
+                     f"CPU {r['pd_cpu'] / r['nf_cpu']:.2f}x")
+        print(line)
     if not args.workdir:
         shutil.rmtree(work)
 

@@ -118,25 +118,65 @@ Result<std::pair<int64_t, int64_t>> majority_vote_disagreement(const std::vector
   return std::pair<int64_t, int64_t>{disc, comp};
 }
 
-Status finish_floor_row(FloorRow& fr, const std::vector<double>& num, const std::vector<double>& den,
-                        const BootstrapOptions& boot) {
-  fr.clusters = static_cast<int64_t>(num.size());
+namespace {
+
+/// The rate and Wilson interval of `fr`; false when it has no comparisons (NaN everywhere).
+Result<bool> start_floor_row(FloorRow& fr, size_t clusters, const BootstrapOptions& boot) {
+  fr.clusters = static_cast<int64_t>(clusters);
   if (fr.comparisons == 0) {
     fr.rate = fr.ci_low = fr.ci_high = fr.wilson_low = fr.wilson_high = fr.percentile_low = fr.percentile_high =
         std::numeric_limits<double>::quiet_NaN();
-    return Status::Ok();
+    return false;
   }
   fr.rate = static_cast<double>(fr.discordant) / static_cast<double>(fr.comparisons);
   NF_ASSIGN_OR_RETURN(auto w, stats::wilson(fr.discordant, fr.comparisons, boot.level));
   fr.wilson_low = w.low;
   fr.wilson_high = w.high;
-  NF_ASSIGN_OR_RETURN(auto b, stats::cluster_ratio_interval(num, den, boot.resamples, boot.seed, boot.level));
+  return true;
+}
+
+void set_interval(FloorRow& fr, const stats::ClusterRatioInterval& b) {
   fr.ci_low = b.low;
   fr.ci_high = b.high;
   fr.percentile_low = b.percentile_low;
   fr.percentile_high = b.percentile_high;
   fr.degenerate = b.degenerate;
   fr.ci_method = b.method;
+}
+
+}  // namespace
+
+Status finish_floor_row(FloorRow& fr, const std::vector<double>& num, const std::vector<double>& den,
+                        const BootstrapOptions& boot) {
+  NF_ASSIGN_OR_RETURN(const bool has_pairs, start_floor_row(fr, num.size(), boot));
+  if (!has_pairs) return Status::Ok();
+  NF_ASSIGN_OR_RETURN(auto b, stats::cluster_ratio_interval(num, den, boot.resamples, boot.seed, boot.level));
+  set_interval(fr, b);
+  return Status::Ok();
+}
+
+Status finish_floor_rows(const std::vector<FloorRow*>& rows, const std::vector<std::vector<double>>& nums,
+                         const std::vector<std::vector<double>>& dens, const BootstrapOptions& boot, int threads) {
+  if (rows.size() != nums.size() || rows.size() != dens.size())
+    return InvalidArgument("finish_floor_rows: rows, numerators and denominators differ in number");
+  // Rows by cluster count: one batch of resamples per count.
+  std::map<size_t, std::vector<size_t>> by_clusters;
+  for (size_t k = 0; k < rows.size(); ++k) {
+    NF_ASSIGN_OR_RETURN(const bool has_pairs, start_floor_row(*rows[k], nums[k].size(), boot));
+    if (has_pairs) by_clusters[nums[k].size()].push_back(k);
+  }
+  std::vector<std::vector<double>> bn, bd;
+  for (const auto& [g, ks] : by_clusters) {
+    bn.clear();
+    bd.clear();
+    for (size_t k : ks) {
+      bn.push_back(nums[k]);
+      bd.push_back(dens[k]);
+    }
+    NF_ASSIGN_OR_RETURN(auto ivs, stats::cluster_ratio_intervals(bn, bd, boot.resamples, boot.seed, boot.level,
+                                                                 std::max(1, threads)));
+    for (size_t j = 0; j < ks.size(); ++j) set_interval(*rows[ks[j]], ivs[j]);
+  }
   return Status::Ok();
 }
 

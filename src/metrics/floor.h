@@ -76,6 +76,14 @@ Result<std::vector<FloorRow>> compute_floor(const std::vector<OutcomeRow>& rows,
 Status finish_floor_row(FloorRow& fr, const std::vector<double>& num, const std::vector<double>& den,
                         const BootstrapOptions& boot);
 
+/// finish_floor_row for many rows at once (rows[k] with nums[k], dens[k]): rows with the
+/// same cluster count are resampled together from one set of cluster draws
+/// (stats::cluster_ratio_intervals), so every row is identical to its own finish_floor_row
+/// at a fraction of the random draws; `threads` (>= 1) changes speed only (issue 14).
+/// Errors: as finish_floor_row; InvalidArgument if the three lists differ in length.
+Status finish_floor_rows(const std::vector<FloorRow*>& rows, const std::vector<std::vector<double>>& nums,
+                         const std::vector<std::vector<double>>& dens, const BootstrapOptions& boot, int threads);
+
 nlohmann::json floor_row_to_json(const FloorRow& row);
 
 }  // namespace nf

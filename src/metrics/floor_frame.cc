@@ -10,6 +10,8 @@
 #include <limits>
 #include <numeric>
 #include <map>
+#include <memory>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -84,63 +86,69 @@ int vote_of(const std::vector<int>& a) {
   return tie ? -1 : best;
 }
 
-struct GroupKey {
-  uint32_t subject, config, condition, outcome, item;
-  bool operator==(const GroupKey& o) const {
-    return subject == o.subject && config == o.config && condition == o.condition && outcome == o.outcome &&
-           item == o.item;
-  }
-};
-
-struct GroupKeyHash {
-  size_t operator()(const GroupKey& k) const {
-    uint64_t h = k.subject;
-    for (uint32_t x : {k.config, k.condition, k.outcome, k.item}) h = (h ^ x) * 0x9E3779B97F4A7C15ULL + (h >> 29);
-    return static_cast<size_t>(h ^ (h >> 32));
-  }
-};
-
 /// One cell (subject, config, condition) by its codes.
 using CellId = std::array<uint32_t, 3>;
 
-/// One item of one cell and outcome: its cluster and its values as category counts.
+/// One item of one cell and outcome: its cluster and its values as category counts. The
+/// first two distinct values are kept inline (binary outcomes need no allocation); an item
+/// with more moves all its counts to FloorInput::Impl::spill.
 struct Group {
-  GroupKey key;
+  // (Field order keeps it at 48 bytes: ~10M of them at 100M outcome values.)
+  uint32_t series = 0;  // (cell, outcome), an index into FloorInput::Impl::series
+  uint32_t item = 0;
   uint32_t cluster = 0;
   int32_t cluster_replicate = -1;  // compute_floor keeps the cluster of the last row (highest replicate)
-  int n = 0;
-  std::vector<std::pair<double, int>> counts;  // distinct value (compared exactly) -> replicates
+  int32_t n = 0;
+  uint32_t spilled = UINT32_MAX;   // index into spill, or UINT32_MAX while inline
+  double value[2] = {0.0, 0.0};    // distinct values (compared exactly) ...
+  int32_t count[2] = {0, 0};       // ... and their replicates (0 = slot unused); 48 bytes in all
 };
 
-class Aggregator {
+static_assert(sizeof(Group) == 48, "Group grew");
+
+/// Open-addressing map from a 64-bit key (never ~0) to a 32-bit value: no node per entry.
+class FlatIndex {
  public:
-  void add(const OutcomeCodes& c) {
-    cell_draws_[CellId{c.subject, c.config, c.condition}].insert((static_cast<uint64_t>(c.item) << 32) |
-                                                                  static_cast<uint32_t>(c.replicate));
-    const GroupKey key{c.subject, c.config, c.condition, c.outcome, c.item};
-    auto [it, inserted] = index_.try_emplace(key, static_cast<uint32_t>(groups_.size()));
-    if (inserted) groups_.push_back(Group{key});
-    Group& g = groups_[it->second];
-    if (c.replicate >= g.cluster_replicate) {
-      g.cluster = c.cluster;
-      g.cluster_replicate = c.replicate;
-    }
-    ++g.n;
-    for (auto& [v, k] : g.counts)
-      if (v == c.value) {
-        ++k;
-        return;
+  /// The value for `key`, inserting `value_if_new` when absent; second = inserted.
+  std::pair<uint32_t, bool> find_or_insert(uint64_t key, uint32_t value_if_new) {
+    if (2 * (size_ + 1) > keys_.size()) grow();
+    size_t mask = keys_.size() - 1;
+    for (size_t i = hash(key) & mask;; i = (i + 1) & mask) {
+      if (keys_[i] == key) return {vals_[i], false};
+      if (keys_[i] == kEmpty) {
+        keys_[i] = key;
+        vals_[i] = value_if_new;
+        ++size_;
+        return {value_if_new, true};
       }
-    g.counts.emplace_back(c.value, 1);
+    }
   }
 
-  Result<std::vector<FloorRow>> finish(const OutcomeDictionaries& dict, int vote_size, const BootstrapOptions& boot);
-
  private:
-  std::unordered_map<GroupKey, uint32_t, GroupKeyHash> index_;
-  std::vector<Group> groups_;
-  /// Distinct (item, replicate) ok draws per cell: the pooled row's valid_draws.
-  std::map<CellId, std::unordered_set<uint64_t>> cell_draws_;
+  static constexpr uint64_t kEmpty = ~0ULL;
+  static size_t hash(uint64_t k) {
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdULL;
+    k ^= k >> 33;
+    return static_cast<size_t>(k);
+  }
+  void grow() {
+    std::vector<uint64_t> keys(std::max<size_t>(1024, keys_.size() * 2), kEmpty);
+    std::vector<uint32_t> vals(keys.size());
+    const size_t mask = keys.size() - 1;
+    for (size_t j = 0; j < keys_.size(); ++j) {
+      if (keys_[j] == kEmpty) continue;
+      size_t i = hash(keys_[j]) & mask;
+      while (keys[i] != kEmpty) i = (i + 1) & mask;
+      keys[i] = keys_[j];
+      vals[i] = vals_[j];
+    }
+    keys_.swap(keys);
+    vals_.swap(vals);
+  }
+  std::vector<uint64_t> keys_;
+  std::vector<uint32_t> vals_;
+  size_t size_ = 0;
 };
 
 std::vector<uint32_t> ranks_of(const std::vector<std::string>& names) {
@@ -151,6 +159,162 @@ std::vector<uint32_t> ranks_of(const std::vector<std::string>& names) {
   for (uint32_t r = 0; r < order.size(); ++r) rank[order[r]] = r;
   return rank;
 }
+
+}  // namespace
+
+struct FloorInput::Impl {
+  OutcomeDictionaries dict;
+  /// (subject, config, condition, outcome) codes of each series id.
+  std::vector<std::array<uint32_t, 4>> series;
+  /// Sorted by (subject, config, condition, outcome, item) names once aggregation ends.
+  std::vector<Group> groups;
+  /// Category counts of the groups with more than two distinct values.
+  std::vector<std::vector<std::pair<double, int>>> spill;
+  /// Distinct (item, replicate) ok draws per cell: the pooled row's valid_draws.
+  std::map<CellId, int64_t> cell_draws;
+  int max_replicates = 0;
+
+  /// The group's category counts (replicates per distinct value) into `out`.
+  void counts_of(const Group& g, std::vector<int>* out) const {
+    out->clear();
+    if (g.spilled != UINT32_MAX) {
+      for (const auto& vc : spill[g.spilled]) out->push_back(vc.second);
+    } else {
+      for (int j = 0; j < 2 && g.count[j] > 0; ++j) out->push_back(g.count[j]);
+    }
+  }
+};
+
+namespace {
+
+class Aggregator {
+ public:
+  Aggregator() : in_(std::make_unique<FloorInput::Impl>()) {}
+  OutcomeDictionaries& dict() { return in_->dict; }
+
+  void add(const OutcomeCodes& c) {
+    const CellId cell{c.subject, c.config, c.condition};
+    if (!have_last_ || cell != last_cell_ || c.item != last_item_ || c.replicate != last_replicate_) {
+      // A new draw (the store's scan gives a draw's outcomes together); repeats of a draw
+      // whose outcomes arrive apart are removed when aggregation ends.
+      if (!have_last_ || cell != last_cell_) cell_keys_ = &cell_draws_[cell];
+      cell_keys_->push_back((static_cast<uint64_t>(c.item) << 32) | static_cast<uint32_t>(c.replicate));
+      have_last_ = true;
+      last_cell_ = cell;
+      last_item_ = c.item;
+      last_replicate_ = c.replicate;
+    }
+    const uint32_t series = series_of(c);
+    // The series' last group first: replicates of an item are usually adjacent.
+    if (series >= last_group_.size()) last_group_.resize(series + 1, {UINT32_MAX, 0});
+    uint32_t gi;
+    if (last_group_[series].first == c.item) {
+      gi = last_group_[series].second;
+    } else {
+      auto [found, inserted] = index_.find_or_insert((static_cast<uint64_t>(series) << 32) | c.item,
+                                                     static_cast<uint32_t>(in_->groups.size()));
+      if (inserted) {
+        Group g;
+        g.series = series;
+        g.item = c.item;
+        in_->groups.push_back(g);
+      }
+      gi = found;
+      last_group_[series] = {c.item, gi};
+    }
+    Group& g = in_->groups[gi];
+    if (c.replicate >= g.cluster_replicate) {
+      g.cluster = c.cluster;
+      g.cluster_replicate = c.replicate;
+    }
+    ++g.n;
+    if (g.spilled == UINT32_MAX) {
+      for (int j = 0; j < 2; ++j) {
+        if (g.count[j] == 0) {
+          g.value[j] = c.value;
+          g.count[j] = 1;
+          return;
+        }
+        if (g.value[j] == c.value) {
+          ++g.count[j];
+          return;
+        }
+      }
+      g.spilled = static_cast<uint32_t>(in_->spill.size());
+      in_->spill.push_back({{g.value[0], g.count[0]}, {g.value[1], g.count[1]}});
+    }
+    auto& counts = in_->spill[g.spilled];
+    for (auto& [v, k] : counts)
+      if (v == c.value) {
+        ++k;
+        return;
+      }
+    counts.emplace_back(c.value, 1);
+  }
+
+  /// Sorts the groups into name order and drops the lookup structures.
+  FloorInput finish() {
+    index_ = {};
+    series_index_ = {};
+    last_group_ = {};
+    FloorInput::Impl& in = *in_;
+    for (auto& [cell, keys] : cell_draws_) {
+      std::sort(keys.begin(), keys.end());
+      in.cell_draws[cell] = static_cast<int64_t>(std::unique(keys.begin(), keys.end()) - keys.begin());
+      keys = {};
+    }
+    cell_draws_ = {};
+    for (const Group& g : in.groups) in.max_replicates = std::max(in.max_replicates, static_cast<int>(g.n));
+    const auto rs = ranks_of(in.dict.subjects), rcf = ranks_of(in.dict.configs), rcd = ranks_of(in.dict.conditions),
+               ro = ranks_of(in.dict.outcomes), ri = ranks_of(in.dict.items);
+    std::vector<std::array<uint32_t, 4>> series_rank(in.series.size());
+    for (size_t i = 0; i < in.series.size(); ++i) {
+      const auto& s = in.series[i];
+      series_rank[i] = {rs[s[0]], rcf[s[1]], rcd[s[2]], ro[s[3]]};
+    }
+    // One rank per series, then sort groups by (series rank, item rank).
+    std::vector<uint32_t> order(in.series.size());
+    std::iota(order.begin(), order.end(), 0u);
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return series_rank[a] < series_rank[b]; });
+    std::vector<uint32_t> srank(in.series.size());
+    for (uint32_t r = 0; r < order.size(); ++r) srank[order[r]] = r;
+    std::sort(in.groups.begin(), in.groups.end(), [&](const Group& a, const Group& b) {
+      return srank[a.series] != srank[b.series] ? srank[a.series] < srank[b.series] : ri[a.item] < ri[b.item];
+    });
+    return FloorInput(std::move(in_));
+  }
+
+ private:
+  uint32_t series_of(const OutcomeCodes& c) {
+    // Series ids of the current cell by outcome code (a draw's outcomes are consecutive).
+    const CellId cell{c.subject, c.config, c.condition};
+    if (cell != series_cell_) {
+      series_cell_ = cell;
+      series_by_outcome_.clear();
+    }
+    if (c.outcome < series_by_outcome_.size() && series_by_outcome_[c.outcome] != UINT32_MAX)
+      return series_by_outcome_[c.outcome];
+    const std::array<uint32_t, 4> key{c.subject, c.config, c.condition, c.outcome};
+    auto [it, inserted] = series_index_.try_emplace(key, static_cast<uint32_t>(in_->series.size()));
+    if (inserted) in_->series.push_back(key);
+    if (c.outcome >= series_by_outcome_.size()) series_by_outcome_.resize(c.outcome + 1, UINT32_MAX);
+    series_by_outcome_[c.outcome] = it->second;
+    return it->second;
+  }
+
+  std::unique_ptr<FloorInput::Impl> in_;
+  std::map<std::array<uint32_t, 4>, uint32_t> series_index_;
+  CellId series_cell_{UINT32_MAX, UINT32_MAX, UINT32_MAX};
+  std::vector<uint32_t> series_by_outcome_;
+  FlatIndex index_;                                       // (series << 32 | item) -> group
+  std::vector<std::pair<uint32_t, uint32_t>> last_group_;  // series -> (item, group) last used
+  std::map<CellId, std::vector<uint64_t>> cell_draws_;    // (item << 32 | replicate) per new draw
+  std::vector<uint64_t>* cell_keys_ = nullptr;
+  bool have_last_ = false;
+  CellId last_cell_{};
+  uint32_t last_item_ = 0;
+  int32_t last_replicate_ = 0;
+};
 
 /// Per-cluster sums of discordant and comparisons, in cluster-name order on read-out.
 class ClusterSums {
@@ -186,49 +350,51 @@ class ClusterSums {
   const std::vector<uint32_t>& rank_;
 };
 
-Result<std::vector<FloorRow>> Aggregator::finish(const OutcomeDictionaries& dict, int vote_size,
-                                                 const BootstrapOptions& boot) {
-  index_ = {};
-  const auto rs = ranks_of(dict.subjects), rcf = ranks_of(dict.configs), rcd = ranks_of(dict.conditions),
-             ro = ranks_of(dict.outcomes), ri = ranks_of(dict.items), rcl = ranks_of(dict.clusters);
-  auto sort_key = [&](const Group& g) {
-    return std::array<uint32_t, 5>{rs[g.key.subject], rcf[g.key.config], rcd[g.key.condition], ro[g.key.outcome],
-                                   ri[g.key.item]};
-  };
-  std::sort(groups_.begin(), groups_.end(), [&](const Group& a, const Group& b) { return sort_key(a) < sort_key(b); });
+/// Threads for the bootstrap: the machine's cores, at most 8 (the result does not depend on it).
+int bootstrap_threads() {
+  const unsigned hw = std::thread::hardware_concurrency();
+  return static_cast<int>(std::clamp(hw, 1u, 8u));
+}
 
-  std::vector<double> num, den;
-  auto finish_row = [&](FloorRow& fr, ClusterSums& clusters) -> Status {
-    clusters.take(&num, &den);
-    return finish_floor_row(fr, num, den, boot);
-  };
+Result<std::vector<FloorRow>> rows_of(const FloorInput::Impl& in, int vote_size, const BootstrapOptions& boot) {
+  const OutcomeDictionaries& dict = in.dict;
+  const auto rcl = ranks_of(dict.clusters);
+  const auto& groups = in.groups;
 
   std::vector<FloorRow> out;
+  // The rows' per-cluster sums; every interval is computed at the end, rows with the same
+  // cluster count from one set of resamples (finish_floor_rows).
+  std::vector<std::vector<double>> nums, dens;
+  auto finish_row = [&](ClusterSums& clusters) {
+    nums.emplace_back();
+    dens.emplace_back();
+    clusters.take(&nums.back(), &dens.back());
+  };
   ClusterSums by_cluster(dict.clusters.size(), rcl), pooled_by_cluster(dict.clusters.size(), rcl);
   std::vector<char> item_seen(dict.items.size()), observed_seen(dict.items.size());
   std::vector<uint32_t> items_touched, observed_touched;
   std::vector<int> counts;
   size_t i = 0;
-  while (i < groups_.size()) {
-    const GroupKey cell = groups_[i].key;
+  while (i < groups.size()) {
+    const auto& first = in.series[groups[i].series];
+    const CellId cell{first[0], first[1], first[2]};
     auto same_cell = [&](const Group& g) {
-      return g.key.subject == cell.subject && g.key.config == cell.config && g.key.condition == cell.condition;
+      const auto& s = in.series[g.series];
+      return s[0] == cell[0] && s[1] == cell[1] && s[2] == cell[2];
     };
-    FloorRow pooled{dict.subjects[cell.subject], dict.configs[cell.config], dict.conditions[cell.condition], "pooled",
-                    vote_size};
-    while (i < groups_.size() && same_cell(groups_[i])) {
-      const uint32_t outcome = groups_[i].key.outcome;
-      FloorRow row{pooled.subject, pooled.config, pooled.condition, dict.outcomes[outcome], vote_size};
-      for (; i < groups_.size() && same_cell(groups_[i]) && groups_[i].key.outcome == outcome; ++i) {
-        const Group& g = groups_[i];
+    FloorRow pooled{dict.subjects[cell[0]], dict.configs[cell[1]], dict.conditions[cell[2]], "pooled", vote_size};
+    while (i < groups.size() && same_cell(groups[i])) {
+      const uint32_t series = groups[i].series;
+      FloorRow row{pooled.subject, pooled.config, pooled.condition, dict.outcomes[in.series[series][3]], vote_size};
+      for (; i < groups.size() && groups[i].series == series; ++i) {
+        const Group& g = groups[i];
         ++row.items_observed;
         row.valid_draws += g.n;
-        if (!observed_seen[g.key.item]) {
-          observed_seen[g.key.item] = 1;
-          observed_touched.push_back(g.key.item);
+        if (!observed_seen[g.item]) {
+          observed_seen[g.item] = 1;
+          observed_touched.push_back(g.item);
         }
-        counts.clear();
-        for (const auto& vc : g.counts) counts.push_back(vc.second);
+        in.counts_of(g, &counts);
         int64_t d = 0, c = 0;
         if (vote_size <= 1) {
           int64_t same = 0;
@@ -241,7 +407,7 @@ Result<std::vector<FloorRow>> Aggregator::finish(const OutcomeDictionaries& dict
             return FailedPrecondition(fmt::format("majority_floor: exact enumeration of disjoint {}-subsets of {} "
                                                   "replicates is too large ({:.3g} pairs)",
                                                   vote_size, g.n, subsets * subsets / 2))
-                .with_context(fmt::format("item {}", dict.items[g.key.item]));
+                .with_context(fmt::format("item {}", dict.items[g.item]));
           std::tie(d, c) = majority_vote_disagreement_counts(counts, vote_size);
         }
         if (c == 0) continue;
@@ -249,14 +415,14 @@ Result<std::vector<FloorRow>> Aggregator::finish(const OutcomeDictionaries& dict
         row.comparisons += c;
         ++row.items;
         if (counts.size() == 1) ++row.unanimous_cells;
-        if (!item_seen[g.key.item]) {
-          item_seen[g.key.item] = 1;
-          items_touched.push_back(g.key.item);
+        if (!item_seen[g.item]) {
+          item_seen[g.item] = 1;
+          items_touched.push_back(g.item);
         }
         by_cluster.add(g.cluster, static_cast<double>(d), static_cast<double>(c));
         pooled_by_cluster.add(g.cluster, static_cast<double>(d), static_cast<double>(c));
       }
-      NF_RETURN_IF_ERROR(finish_row(row, by_cluster));
+      finish_row(by_cluster);
       pooled.discordant += row.discordant;
       pooled.comparisons += row.comparisons;
       pooled.unanimous_cells += row.unanimous_cells;
@@ -269,12 +435,15 @@ Result<std::vector<FloorRow>> Aggregator::finish(const OutcomeDictionaries& dict
     for (uint32_t it : observed_touched) observed_seen[it] = 0;
     observed_touched.clear();
     {  // distinct ok draws (item, replicate) of the cell, as compute_floor counts them
-      const auto dit = cell_draws_.find(CellId{cell.subject, cell.config, cell.condition});
-      pooled.valid_draws = dit == cell_draws_.end() ? 0 : static_cast<int64_t>(dit->second.size());
+      const auto dit = in.cell_draws.find(cell);
+      pooled.valid_draws = dit == in.cell_draws.end() ? 0 : dit->second;
     }
-    NF_RETURN_IF_ERROR(finish_row(pooled, pooled_by_cluster));
+    finish_row(pooled_by_cluster);
     out.push_back(std::move(pooled));
   }
+  std::vector<FloorRow*> ptrs;
+  for (auto& r : out) ptrs.push_back(&r);
+  NF_RETURN_IF_ERROR(finish_floor_rows(ptrs, nums, dens, boot, bootstrap_threads()));
   return out;
 }
 
@@ -297,8 +466,17 @@ std::pair<int64_t, int64_t> majority_vote_disagreement_counts(const std::vector<
   return {disc / 2, comp / 2};  // ordered pairs (A, B) -> unordered
 }
 
-Result<std::vector<FloorRow>> compute_floor_frame(const OutcomeFrame& f, int vote_size, const BootstrapOptions& boot) {
+FloorInput::FloorInput() : impl_(std::make_unique<Impl>()) {}
+FloorInput::FloorInput(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+FloorInput::FloorInput(FloorInput&&) noexcept = default;
+FloorInput& FloorInput::operator=(FloorInput&&) noexcept = default;
+FloorInput::~FloorInput() = default;
+int FloorInput::max_item_replicates() const { return impl_->max_replicates; }
+size_t FloorInput::groups() const { return impl_->groups.size(); }
+
+FloorInput floor_input_of(const OutcomeFrame& f) {
   Aggregator agg;
+  agg.dict() = f.dict;
   OutcomeCodes c;
   for (size_t r = 0; r < f.size(); ++r) {
     c.subject = f.subject[r];
@@ -311,25 +489,33 @@ Result<std::vector<FloorRow>> compute_floor_frame(const OutcomeFrame& f, int vot
     c.value = f.value[r];
     agg.add(c);
   }
-  return agg.finish(f.dict, vote_size, boot);
+  return agg.finish();
+}
+
+Result<FloorInput> read_floor_input(Store& store, bool include_cached) {
+  Aggregator agg;
+  NF_RETURN_IF_ERROR(store.scan_outcome_codes(include_cached, &agg.dict(), [&](const OutcomeCodes& c) { agg.add(c); }));
+  return agg.finish();
+}
+
+Result<std::vector<FloorRow>> compute_floor_frame(const FloorInput& input, int vote_size,
+                                                  const BootstrapOptions& boot) {
+  return rows_of(*input.impl_, vote_size, boot);
+}
+
+Result<std::vector<FloorRow>> compute_floor_frame(const OutcomeFrame& f, int vote_size, const BootstrapOptions& boot) {
+  return compute_floor_frame(floor_input_of(f), vote_size, boot);
 }
 
 Result<std::vector<FloorRow>> compute_floor_frame(Store& store, bool include_cached, int vote_size,
                                                   const BootstrapOptions& boot) {
-  Aggregator agg;
-  OutcomeDictionaries dict;
-  NF_RETURN_IF_ERROR(store.scan_outcome_codes(include_cached, &dict, [&](const OutcomeCodes& c) { agg.add(c); }));
-  return agg.finish(dict, vote_size, boot);
+  NF_ASSIGN_OR_RETURN(FloorInput in, read_floor_input(store, include_cached));
+  return compute_floor_frame(in, vote_size, boot);
 }
 
 Result<int> max_item_replicates(Store& store, bool include_cached) {
-  std::unordered_map<GroupKey, int, GroupKeyHash> count;
-  OutcomeDictionaries dict;
-  int best = 0;
-  NF_RETURN_IF_ERROR(store.scan_outcome_codes(include_cached, &dict, [&](const OutcomeCodes& c) {
-    best = std::max(best, ++count[GroupKey{c.subject, c.config, c.condition, c.outcome, c.item}]);
-  }));
-  return best;
+  NF_ASSIGN_OR_RETURN(FloorInput in, read_floor_input(store, include_cached));
+  return in.max_item_replicates();
 }
 
 }  // namespace nf

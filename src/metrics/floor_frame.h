@@ -4,7 +4,9 @@
 // by the number of groups (item x outcome x cell) and their distinct values, not by rows.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -24,6 +26,44 @@ namespace nf {
 /// Requires 1 <= vote_size and sum(counts) <= 62 (the caller checks, as
 /// majority_vote_disagreement does). Source: seed 000 §D.
 std::pair<int64_t, int64_t> majority_vote_disagreement_counts(const std::vector<int>& counts, int vote_size);
+
+/// The ok outcomes aggregated once for the floors (issue 14): per (cell, outcome, item)
+/// category counts and cluster, sorted into name order, plus each cell's distinct ok draws.
+/// Memory is bounded by those groups, not by rows; the plain and every majority floor
+/// (and max_item_replicates) are computed from one instance without reading the store again.
+class FloorInput {
+ public:
+  struct Impl;
+  FloorInput();
+  explicit FloorInput(std::unique_ptr<Impl> impl);
+  FloorInput(FloorInput&&) noexcept;
+  FloorInput& operator=(FloorInput&&) noexcept;
+  ~FloorInput();
+  /// The most ok replicates any item has for one outcome in one cell (what majority_floor
+  /// warns about); 0 when there are no outcomes.
+  int max_item_replicates() const;
+  /// Number of (cell, outcome, item) groups held.
+  size_t groups() const;
+
+ private:
+  friend Result<std::vector<FloorRow>> compute_floor_frame(const FloorInput&, int, const BootstrapOptions&);
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Aggregates the store's ok outcomes (cached draws left out unless `include_cached`) in one
+/// streaming scan (Store::scan_outcome_codes). Errors: the store's read errors.
+Result<FloorInput> read_floor_input(Store& store, bool include_cached);
+
+/// The same aggregation from an in-memory frame (any row order).
+FloorInput floor_input_of(const OutcomeFrame& frame);
+
+/// compute_floor(rows, vote_size, boot) for the outcomes `input` holds: identical FloorRow
+/// values (rows in the same order, same bootstrap: clusters in name order, same seed; rows
+/// with equal cluster counts share one set of resamples, stats::cluster_ratio_intervals,
+/// over the machine's cores) and the same errors (FailedPrecondition "item X:
+/// majority_floor: ..." when exact enumeration would be too large).
+Result<std::vector<FloorRow>> compute_floor_frame(const FloorInput& input, int vote_size,
+                                                  const BootstrapOptions& boot);
 
 /// compute_floor(rows, vote_size, boot) for the rows `frame` holds (any row order):
 /// identical FloorRow values (rows in the same order, same bootstrap: clusters in name

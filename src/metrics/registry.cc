@@ -57,7 +57,8 @@ Status check_option_keys(const std::string& analysis, const nlohmann::json& opti
 
 Result<nlohmann::json> run_floor(AnalysisContext& ctx, const nlohmann::json& options) {
   NF_RETURN_IF_ERROR(check_option_keys("floor", options, {}));
-  NF_ASSIGN_OR_RETURN(auto fr, compute_floor_frame(ctx.store, ctx.include_cached, 1, ctx.bootstrap));
+  NF_ASSIGN_OR_RETURN(const FloorInput* input, ctx.floor_input());
+  NF_ASSIGN_OR_RETURN(auto fr, compute_floor_frame(*input, 1, ctx.bootstrap));
   nlohmann::json j;
   j["method"] =
       "share of disagreeing replicate pairs per item, over every unordered pair of replicates of every item; "
@@ -81,14 +82,15 @@ Result<nlohmann::json> run_majority_floor(AnalysisContext& ctx, const nlohmann::
   j["bootstrap"] = bootstrap_json(ctx.bootstrap);
   j["rows"] = nlohmann::json::array();
   // The most ok replicates any item has in any cell (for one outcome).
-  NF_ASSIGN_OR_RETURN(const int max_reps, max_item_replicates(ctx.store, ctx.include_cached));
+  NF_ASSIGN_OR_RETURN(const FloorInput* input, ctx.floor_input());
+  const int max_reps = input->max_item_replicates();
   j["warnings"] = nlohmann::json::array();
   for (int r : sizes) {
     if (2 * r > max_reps)
       j["warnings"].push_back(fmt::format(
           "vote size {} needs at least {} replicates per item (two disjoint vote sets); the store has at most {}", r,
           2 * r, max_reps));
-    NF_ASSIGN_OR_RETURN(auto fr, compute_floor_frame(ctx.store, ctx.include_cached, r, ctx.bootstrap));
+    NF_ASSIGN_OR_RETURN(auto fr, compute_floor_frame(*input, r, ctx.bootstrap));
     for (const auto& row : fr) j["rows"].push_back(floor_row_to_json(row));
   }
   NF_RETURN_IF_ERROR(add_planned_coverage(j["rows"], ctx));

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "metrics/floor.h"
+#include "metrics/floor_frame.h"
 #include "store/store.h"
 #include "util/status.h"
 
@@ -34,6 +35,16 @@ struct AnalysisContext {
   StudyRecord study;
   bool include_cached = false;
 
+  /// The ok outcomes aggregated for the floors (metrics/floor_frame.h), read once and
+  /// shared by floor and majority_floor. Errors: the store's read error.
+  Result<const FloorInput*> floor_input() {
+    if (!floor_input_) {
+      NF_ASSIGN_OR_RETURN(auto in, read_floor_input(store, include_cached));
+      floor_input_ = std::move(in);
+    }
+    return &*floor_input_;
+  }
+
   /// The outcome rows, loaded once. Errors: the store's read error.
   Result<const std::vector<OutcomeRow>*> rows() {
     if (!rows_) {
@@ -45,6 +56,7 @@ struct AnalysisContext {
 
  private:
   std::optional<std::vector<OutcomeRow>> rows_;
+  std::optional<FloorInput> floor_input_;
 };
 
 /// One registered analysis. `run` returns its results.json section (an object with at

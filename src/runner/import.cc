@@ -72,12 +72,17 @@ Result<ImportSummary> import_long_draws_file(const std::string& path, Store& sto
   NF_ASSIGN_OR_RETURN(auto bulk, store.begin_bulk_import());
   DrawKey key;
   Outcome outcome;
+  std::string last_item, last_cluster;
   const Status scanned = for_each_long_draw(path, [&](const LongDrawRow& r, size_t line) -> Status {
     ++sum.rows;
-    auto [it, inserted] = item_cluster.try_emplace(r.item, r.cluster);
-    if (!inserted && it->second != r.cluster)
-      return InvalidArgument(fmt::format("{}:{}: cluster: item '{}' is given two clusters ('{}' and '{}')", path, line,
-                                         r.item, it->second, r.cluster));
+    if (r.item != last_item || r.cluster != last_cluster) {  // rows of an item are usually adjacent
+      auto [it, inserted] = item_cluster.try_emplace(r.item, r.cluster);
+      if (!inserted && it->second != r.cluster)
+        return InvalidArgument(fmt::format("{}:{}: cluster: item '{}' is given two clusters ('{}' and '{}')", path,
+                                           line, r.item, it->second, r.cluster));
+      last_item = r.item;
+      last_cluster = r.cluster;
+    }
     key.subject = r.subject;
     key.item = r.item;
     key.condition = r.condition;

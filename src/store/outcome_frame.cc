@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <string>
@@ -17,22 +18,35 @@
 namespace nf {
 namespace {
 
-/// string -> code, appending new strings to `names`.
+/// string -> code, appending new strings to `names`. Guesses first that `s` is the string
+/// that followed the previous one last time (outcome names repeat in the same order draw
+/// after draw, labels and items repeat), which costs one comparison instead of a hash.
 class Encoder {
  public:
   explicit Encoder(std::vector<std::string>* names) : names_(names) {
     for (uint32_t i = 0; i < names_->size(); ++i) index_.emplace((*names_)[i], i);
   }
   uint32_t code(std::string_view s) {
+    if (prev_ < next_.size()) {
+      const uint32_t guess = next_[prev_];
+      if (guess != kNone && (*names_)[guess] == s) return prev_ = guess;
+    }
     key_.assign(s);
     auto [it, inserted] = index_.try_emplace(key_, static_cast<uint32_t>(names_->size()));
     if (inserted) names_->push_back(key_);
-    return it->second;
+    if (prev_ != kNone) {
+      if (prev_ >= next_.size()) next_.resize(prev_ + 1, kNone);
+      next_[prev_] = it->second;
+    }
+    return prev_ = it->second;
   }
 
  private:
+  static constexpr uint32_t kNone = UINT32_MAX;
   std::vector<std::string>* names_;
   std::unordered_map<std::string, uint32_t> index_;
+  std::vector<uint32_t> next_;  // code -> the code that followed it last time
+  uint32_t prev_ = kNone;
   std::string key_;
 };
 
@@ -46,40 +60,96 @@ std::string_view column_text(sqlite3_stmt* s, int i) {
 Status SqliteStore::scan_outcome_codes(bool include_cached, OutcomeDictionaries* dict,
                                  const std::function<void(const OutcomeCodes&)>& fn) {
   std::lock_guard lock(mu_);
-  // CROSS JOIN keeps draws as the outer loop, so a draw's outcomes arrive together and
-  // its five key strings are encoded once per draw, not once per outcome.
-  const char* sql =
-      "SELECT d.id, d.subject, d.config, d.condition, d.item, d.cluster, d.replicate, o.name, o.value, o.label "
-      "FROM draws d CROSS JOIN outcomes o ON o.draw_id = d.id WHERE d.status = 'ok' AND (?1 OR d.cached = 0)";
-  sqlite3_stmt* st = nullptr;
-  if (sqlite3_prepare_v2(db_, sql, -1, &st, nullptr) != SQLITE_OK)
-    return DataLoss(fmt::format("store {}: outcome scan: {}", path_, sqlite3_errmsg(db_)));
-  std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)> guard(st, sqlite3_finalize);
-  sqlite3_bind_int(st, 1, include_cached ? 1 : 0);
+  // Two sequential scans instead of a join (issue 14): the ok draws' keys, integer-coded into
+  // an array indexed by draw id, then the outcomes table in storage order, each row finding
+  // its draw by id. No index seek per outcome and no draw column re-read per outcome.
+  auto fail = [&](const char* what) {
+    return DataLoss(fmt::format("store {}: outcome scan ({}): {}", path_, what, sqlite3_errmsg(db_)));
+  };
+  auto prepare = [&](const char* sql, sqlite3_stmt** st) { return sqlite3_prepare_v2(db_, sql, -1, st, nullptr); };
+  using StmtPtr = std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)>;
+  // Read both scans in one transaction, so they see the same store.
+  sqlite3_stmt* begin = nullptr;
+  if (prepare("BEGIN", &begin) != SQLITE_OK) return fail("begin");
+  StmtPtr begin_guard(begin, sqlite3_finalize);
+  const bool own_txn = sqlite3_get_autocommit(db_) != 0;
+  if (own_txn && sqlite3_step(begin) != SQLITE_DONE) return fail("begin");
+  struct EndTxn {
+    sqlite3* db;
+    bool own;
+    ~EndTxn() {
+      if (own) sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
+    }
+  } end_txn{db_, own_txn};
+
+  sqlite3_stmt* range = nullptr;
+  if (prepare("SELECT coalesce(min(id), 0), coalesce(max(id), -1) FROM draws", &range) != SQLITE_OK)
+    return fail("draw ids");
+  StmtPtr range_guard(range, sqlite3_finalize);
+  if (sqlite3_step(range) != SQLITE_ROW) return fail("draw ids");
+  const int64_t min_id = sqlite3_column_int64(range, 0), max_id = sqlite3_column_int64(range, 1);
+  struct DrawCodes {
+    uint32_t subject, config, condition, item, cluster;
+    int32_t replicate;
+    bool ok = false, cluster_given = false;
+  };
+  std::vector<DrawCodes> draws(max_id >= min_id ? static_cast<size_t>(max_id - min_id + 1) : 0);
   Encoder subjects(&dict->subjects), configs(&dict->configs), conditions(&dict->conditions), items(&dict->items),
       clusters(&dict->clusters), outcomes(&dict->outcomes), labels(&dict->labels);
+  {
+    sqlite3_stmt* st = nullptr;
+    if (prepare("SELECT id, subject, config, condition, item, cluster, replicate FROM draws "
+                "WHERE status = 'ok' AND (?1 OR cached = 0)",
+                &st) != SQLITE_OK)
+      return fail("draws");
+    StmtPtr guard(st, sqlite3_finalize);
+    sqlite3_bind_int(st, 1, include_cached ? 1 : 0);
+    for (;;) {
+      const int rc = sqlite3_step(st);
+      if (rc == SQLITE_DONE) break;
+      if (rc != SQLITE_ROW) return fail("draws");
+      DrawCodes& d = draws[static_cast<size_t>(sqlite3_column_int64(st, 0) - min_id)];
+      d.subject = subjects.code(column_text(st, 1));
+      d.config = configs.code(column_text(st, 2));
+      d.condition = conditions.code(column_text(st, 3));
+      const std::string_view item = column_text(st, 4);
+      d.item = items.code(item);
+      const std::string_view cluster = column_text(st, 5);
+      d.cluster = clusters.code(cluster.empty() ? item : cluster);
+      d.cluster_given = !cluster.empty();
+      d.replicate = static_cast<int32_t>(sqlite3_column_int64(st, 6));
+      d.ok = true;
+    }
+  }
+  sqlite3_stmt* st = nullptr;
+  if (prepare("SELECT draw_id, name, value, label FROM outcomes", &st) != SQLITE_OK) return fail("outcomes");
+  StmtPtr guard(st, sqlite3_finalize);
   OutcomeCodes c;
-  int64_t last_draw = -1;
+  int64_t last_draw = std::numeric_limits<int64_t>::min();
+  bool last_ok = false;
   for (;;) {
     const int rc = sqlite3_step(st);
     if (rc == SQLITE_DONE) break;
-    if (rc != SQLITE_ROW) return DataLoss(fmt::format("store {}: outcome scan: {}", path_, sqlite3_errmsg(db_)));
+    if (rc != SQLITE_ROW) return fail("outcomes");
     const int64_t id = sqlite3_column_int64(st, 0);
     if (id != last_draw) {
       last_draw = id;
-      c.subject = subjects.code(column_text(st, 1));
-      c.config = configs.code(column_text(st, 2));
-      c.condition = conditions.code(column_text(st, 3));
-      const std::string_view item = column_text(st, 4);
-      c.item = items.code(item);
-      const std::string_view cluster = column_text(st, 5);
-      c.cluster = clusters.code(cluster.empty() ? item : cluster);
-      c.cluster_given = !cluster.empty();
-      c.replicate = static_cast<int32_t>(sqlite3_column_int64(st, 6));
+      last_ok = id >= min_id && id <= max_id && draws[static_cast<size_t>(id - min_id)].ok;
+      if (last_ok) {
+        const DrawCodes& d = draws[static_cast<size_t>(id - min_id)];
+        c.subject = d.subject;
+        c.config = d.config;
+        c.condition = d.condition;
+        c.item = d.item;
+        c.cluster = d.cluster;
+        c.cluster_given = d.cluster_given;
+        c.replicate = d.replicate;
+      }
     }
-    c.outcome = outcomes.code(column_text(st, 7));
-    c.value = sqlite3_column_double(st, 8);
-    c.label = labels.code(column_text(st, 9));
+    if (!last_ok) continue;
+    c.outcome = outcomes.code(column_text(st, 1));
+    c.value = sqlite3_column_double(st, 2);
+    c.label = labels.code(column_text(st, 3));
     fn(c);
   }
   return Status::Ok();

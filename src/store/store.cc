@@ -819,9 +819,62 @@ struct Store::BulkImport::Impl {
   int64_t now = 0;
   DrawKey last_key;
   int64_t last_id = -1;
+  // Outcomes of the draw last_id while it is new in this import: checked for duplicate names
+  // in memory and written with one multi-row INSERT when the draw changes (issue 14).
+  bool buffering = false;
+  std::vector<Outcome> pending;
+  size_t pending_size = 0;
+  // [k]: INSERT of k outcome rows (raw statements: the buffered strings outlive each run,
+  // so they are bound without SQLite copying them).
+  std::vector<std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)>> batch_insert;
+  // The constant columns of an imported draw (as DrawWriter::write binds them for a Draw
+  // with status ok and extra {"imported": true}).
+  std::string request_json, extra_json;
   Impl(std::unique_lock<std::mutex> l, sqlite3* d, const std::string& p, DrawWriter w, Stmt o, Stmt i)
       : lock(std::move(l)), db(d), path(p), txn(d, "import", p), writer(std::move(w)), outcome(std::move(o)),
         item(std::move(i)) {}
+
+  static constexpr size_t kMaxBatch = 32;
+
+  Status flush() {
+    size_t done = 0;
+    while (done < pending_size) {
+      const size_t k = std::min(kMaxBatch, pending_size - done);
+      while (batch_insert.size() <= k) batch_insert.emplace_back(nullptr, sqlite3_finalize);
+      if (!batch_insert[k]) {
+        std::string sql = "INSERT INTO outcomes(draw_id, name, value, label) VALUES";
+        for (size_t j = 0; j < k; ++j) sql += j == 0 ? "(?,?,?,?)" : ",(?,?,?,?)";
+        sqlite3_stmt* st = nullptr;
+        const int rc = sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr);
+        if (rc != SQLITE_OK) {
+          sqlite3_finalize(st);
+          return sqlite_status(db, rc, "import: outcomes", path);
+        }
+        batch_insert[k].reset(st);
+      }
+      sqlite3_stmt* st = batch_insert[k].get();
+      int rc = SQLITE_OK;
+      for (size_t j = 0; j < k && rc == SQLITE_OK; ++j) {
+        const Outcome& o = pending[done + j];
+        const int b = static_cast<int>(4 * j);
+        rc = sqlite3_bind_int64(st, b + 1, last_id);
+        if (rc == SQLITE_OK)
+          rc = sqlite3_bind_text(st, b + 2, o.name.data(), static_cast<int>(o.name.size()), SQLITE_STATIC);
+        if (rc == SQLITE_OK) rc = sqlite3_bind_double(st, b + 3, o.value);
+        if (rc == SQLITE_OK)
+          rc = sqlite3_bind_text(st, b + 4, o.label.data(), static_cast<int>(o.label.size()), SQLITE_STATIC);
+      }
+      if (rc == SQLITE_OK) {
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_DONE) rc = SQLITE_OK;
+      }
+      sqlite3_reset(st);
+      if (rc != SQLITE_OK) return sqlite_status(db, rc, "import: outcomes", path);
+      done += k;
+    }
+    pending_size = 0;
+    return Status::Ok();
+  }
 };
 
 Store::BulkImport::BulkImport(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -845,6 +898,8 @@ Result<std::unique_ptr<Store::BulkImport>> SqliteStore::begin_bulk_import() {
     impl->base_id = row ? q.int64(0) : 0;
   }
   impl->now = now_s();
+  impl->request_json = dump_json(json());
+  impl->extra_json = dump_json(json{{"imported", true}});
   return std::unique_ptr<BulkImport>(new BulkImport(std::move(impl)));
 }
 
@@ -856,6 +911,7 @@ Status Store::BulkImport::add_outcome(const DrawKey& key, const std::string& clu
     return InvalidArgument(fmt::format("store {}: import {}: outcome '{}' has value NaN", m.path, key.to_string(), o.name));
   if (m.last_id < 0 || key.replicate != m.last_key.replicate || key.item != m.last_key.item ||
       key.subject != m.last_key.subject || key.condition != m.last_key.condition || key.config != m.last_key.config) {
+    NF_RETURN_IF_ERROR(m.flush());
     Stmt& find = m.writer.find;
     find.reset();
     find.bind(1, key.subject).bind(2, key.item).bind(3, key.condition).bind(4, key.config).bind(5, key.replicate);
@@ -863,8 +919,9 @@ Status Store::BulkImport::add_outcome(const DrawKey& key, const std::string& clu
     const int64_t id = exists ? find.int64(0) : -1;
     find.reset();
     if (exists && id > m.base_id) {
-      m.last_id = id;  // a draw of this import, seen on an earlier row
-    } else {
+      m.last_id = id;  // a draw of this import, seen on an earlier row: its outcomes are in the store
+      m.buffering = false;
+    } else if (exists) {
       Draw d;
       d.key = key;
       d.cluster = cluster;
@@ -873,9 +930,38 @@ Status Store::BulkImport::add_outcome(const DrawKey& key, const std::string& clu
       // Refuses a draw stored before with status ok etc.; replaces an api_error one.
       NF_RETURN_IF_ERROR(m.writer.write(m.db, m.path, d, m.now));
       m.last_id = sqlite3_last_insert_rowid(m.db);
+      m.buffering = true;
+      ++draws_;
+    } else {
+      // A new draw: the insert DrawWriter::write would run, without its second lookup and
+      // with the constant columns serialised once per import.
+      if (key.replicate < 0)
+        return InvalidArgument(fmt::format("store {}: put_draw {}: replicate must be >= 0", m.path, key.to_string()));
+      Stmt& ins = m.writer.insert;
+      ins.reset();
+      ins.bind(1, key.subject).bind(2, key.item).bind(3, key.condition).bind(4, key.config).bind(5, key.replicate)
+          .bind(6, cluster).bind(7, draw_status_name(DrawStatus::kOk)).bind(8, m.request_json).bind(9, "")
+          .bind(10, "").bind(11, "").bind(12, 0.0).bind_null(13).bind_null(14).bind(15, "").bind(16, "")
+          .bind(17, "").bind(18, 0).bind(19, 1).bind(20, m.extra_json).bind(21, m.now);
+      NF_RETURN_IF_ERROR(ins.run());
+      m.last_id = sqlite3_last_insert_rowid(m.db);
+      m.buffering = true;
       ++draws_;
     }
     m.last_key = key;
+  }
+  if (m.buffering) {
+    for (size_t j = 0; j < m.pending_size; ++j)
+      if (m.pending[j].name == o.name) {
+        *duplicate = true;
+        return Status::Ok();
+      }
+    if (m.pending_size == m.pending.size()) m.pending.emplace_back();
+    Outcome& p = m.pending[m.pending_size++];
+    p.name = o.name;
+    p.value = o.value;
+    p.label = o.label;
+    return Status::Ok();
   }
   m.outcome.reset();
   m.outcome.bind(1, m.last_id).bind(2, o.name).bind(3, o.value).bind(4, o.label);
@@ -892,7 +978,10 @@ Status Store::BulkImport::put_item(const std::string& id, const std::string& clu
   return m.item.run();
 }
 
-Status Store::BulkImport::commit() { return impl_->txn.commit(); }
+Status Store::BulkImport::commit() {
+  NF_RETURN_IF_ERROR(impl_->flush());
+  return impl_->txn.commit();
+}
 
 Result<std::optional<json>> SqliteStore::cache_get(const std::string& key) {
   std::lock_guard lock(mu_);

@@ -242,10 +242,10 @@ class Store {
   Result<std::vector<OutcomeRow>> outcome_rows(bool include_cached = true);
   /// Streams every outcome of every ok draw (in storage order, NOT sorted) as integer
   /// codes, growing `dict` with each new string (src/store/outcome_frame.cc). Memory is
-  /// the dictionaries only; `include_cached` as outcome_rows. Errors: DataLoss on a
-  /// read failure.
+  /// the dictionaries plus 28 bytes per draw id (the draws' codes, read first; SQLite);
+  /// `include_cached` as outcome_rows. Errors: DataLoss on a read failure.
   virtual Status scan_outcome_codes(bool include_cached, OutcomeDictionaries* dict,
-                            const std::function<void(const OutcomeCodes&)>& fn) = 0;
+                                    const std::function<void(const OutcomeCodes&)>& fn) = 0;
   /// scan_outcome_codes collected into columns (rows in storage order).
   Result<OutcomeFrame> outcome_frame(bool include_cached = true);
   /// Draw counts by status.

@@ -117,6 +117,29 @@ TEST(StreamingImport, NonAdjacentDuplicateNamesBothLines) {
   EXPECT_EQ(*(*s)->draw_count(), 0);  // all or nothing
 }
 
+TEST(StreamingImport, AdjacentDuplicateNamesBothLines) {
+  // A new draw's outcomes are buffered and checked in memory (issue 14): the duplicate is
+  // still reported on its own line, and a draw with more outcomes than one INSERT batch
+  // (kMaxBatch = 32) is written whole.
+  testing::TempDir dir;
+  std::string text = "subject,item,cluster,condition,config,replicate,outcome,value\n";
+  for (int o = 0; o < 40; ++o) text += "m,q,,n,d,0,o" + std::to_string(o) + ",1\n";
+  expect_same_as_in_memory(write(dir, "wide.csv", text));
+  const std::string p = write(dir, "dup.csv",
+                              "subject,item,cluster,condition,config,replicate,outcome,value\n"
+                              "m,q,,n,d,0,o,1\n"
+                              "m,q,,n,d,0,p,1\n"
+                              "m,q,,n,d,0,o,0\n");
+  auto s = Store::open((fs::path(dir.path()) / "s.sqlite").string());
+  ASSERT_TRUE(s.ok());
+  auto r = import_long_draws_file(p, **s, "s");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(),
+              HasSubstr(p + ":4: outcome: duplicate row for (subject=m, item=q, condition=n, config=d, replicate=0, "
+                            "outcome=o) (first on line 2)"));
+  EXPECT_EQ(*(*s)->draw_count(), 0);
+}
+
 TEST(StreamingImport, ErrorsNameFileLineAndColumnAndWriteNothing) {
   testing::TempDir dir;
   auto s = Store::open((fs::path(dir.path()) / "s.sqlite").string());
