@@ -444,25 +444,19 @@ constexpr const char* kPutItem =
     "SET cluster = excluded.cluster, data = excluded.data";
 }  // namespace
 
-Status PgStore::put_items(const std::vector<McqItem>& items) {
+Status PgStore::put_items(const std::vector<ItemRow>& items) {
   std::lock_guard lock(mu_);
   Txn txn(*conn_, "put_items");
   NF_RETURN_IF_ERROR(txn.begin());
-  for (const McqItem& it : items) {
-    json options = json::array();
-    for (const McqOption& o : it.options) options.push_back({{"letter", o.letter}, {"text", o.text}});
-    json data = {{"question", it.question}, {"options", std::move(options)}, {"answer", it.answer}, {"meta", it.meta}};
-    NF_RETURN_IF_ERROR(
-        exec(*conn_, "put_items", kPutItem, {text(it.id), text(it.cluster.empty() ? it.id : it.cluster), text(dump_json(data))})
-            .status());
-  }
+  for (const ItemRow& it : items)
+    NF_RETURN_IF_ERROR(exec(*conn_, "put_items", kPutItem,
+                            {text(it.item), text(it.cluster.empty() ? it.item : it.cluster), text(dump_json(it.data))})
+                           .status());
   return txn.commit();
 }
 
 Status PgStore::put_item(const std::string& id, const std::string& cluster, const json& data) {
-  std::lock_guard lock(mu_);
-  return exec(*conn_, "put_item", kPutItem, {text(id), text(cluster.empty() ? id : cluster), text(dump_json(data))})
-      .status();
+  return put_items({ItemRow{id, cluster, data}});
 }
 
 Status PgStore::put_subject(const std::string& name, const json& spec) {

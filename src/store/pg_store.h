@@ -32,8 +32,8 @@ class PgStore final : public Store {
   using Store::export_jsonl;
   Result<std::string> put_study(const StudyRecord& study) override;
   Result<StudyRecord> get_study() override;
-  using Store::put_items;  // the ItemRow overload: the interface's default (put_item per item)
-  Status put_items(const std::vector<McqItem>& items) override;
+  using Store::put_items;  // the McqItem overload (converts, then the ItemRow one)
+  Status put_items(const std::vector<ItemRow>& items) override;
   Status put_item(const std::string& id, const std::string& cluster, const nlohmann::json& data) override;
   Status put_subject(const std::string& name, const nlohmann::json& spec) override;
   Status put_config(const std::string& id, const nlohmann::json& spec) override;

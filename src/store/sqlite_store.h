@@ -28,7 +28,7 @@ class SqliteStore final : public Store {
   using Store::export_jsonl;
   Result<std::string> put_study(const StudyRecord& study) override;
   Result<StudyRecord> get_study() override;
-  Status put_items(const std::vector<McqItem>& items) override;
+  using Store::put_items;  // the McqItem overload (converts, then the ItemRow one)
   Status put_item(const std::string& id, const std::string& cluster, const nlohmann::json& data) override;
   Status put_items(const std::vector<ItemRow>& items) override;
   Status put_subject(const std::string& name, const nlohmann::json& spec) override;

@@ -638,32 +638,8 @@ Result<StudyRecord> SqliteStore::get_study() {
   return r;
 }
 
-Status SqliteStore::put_items(const std::vector<McqItem>& items) {
-  std::lock_guard lock(mu_);
-  WriteTxn txn(db_, "put_items", path_);
-  NF_RETURN_IF_ERROR(txn.begin());
-  NF_ASSIGN_OR_RETURN(Stmt put, Stmt::prepare(db_,
-      "INSERT INTO items(item, cluster, data) VALUES(?1, ?2, ?3) ON CONFLICT(item) DO UPDATE "
-      "SET cluster = excluded.cluster, data = excluded.data", "put_items", path_));
-  for (const McqItem& it : items) {
-    json options = json::array();
-    for (const McqOption& o : it.options) options.push_back({{"letter", o.letter}, {"text", o.text}});
-    json data = {{"question", it.question}, {"options", std::move(options)},
-                 {"answer", it.answer}, {"meta", it.meta}};
-    put.reset();
-    put.bind(1, it.id).bind(2, it.cluster.empty() ? it.id : it.cluster).bind(3, dump_json(data));
-    NF_RETURN_IF_ERROR(put.run());
-  }
-  return txn.commit();
-}
-
 Status SqliteStore::put_item(const std::string& id, const std::string& cluster, const json& data) {
-  std::lock_guard lock(mu_);
-  NF_ASSIGN_OR_RETURN(Stmt put, Stmt::prepare(db_,
-      "INSERT INTO items(item, cluster, data) VALUES(?1, ?2, ?3) ON CONFLICT(item) DO UPDATE "
-      "SET cluster = excluded.cluster, data = excluded.data", "put_item", path_));
-  put.bind(1, id).bind(2, cluster.empty() ? id : cluster).bind(3, dump_json(data));
-  return put.run();
+  return put_items({ItemRow{id, cluster, data}});
 }
 
 Status SqliteStore::put_items(const std::vector<ItemRow>& items) {

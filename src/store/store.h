@@ -140,13 +140,14 @@ class Store {
   virtual Result<StudyRecord> get_study() = 0;
 
   /// Upserts items: id, cluster and the item as JSON. One transaction for all.
-  virtual Status put_items(const std::vector<McqItem>& items) = 0;
+  Status put_items(const std::vector<McqItem>& items);
   /// Upserts generic items (id, cluster, data) — used by imports.
   virtual Status put_item(const std::string& id, const std::string& cluster, const nlohmann::json& data) = 0;
   /// put_item for many items in one transaction (all or nothing; an empty cluster means
   /// the item is its own cluster). `run` writes its dataset's items with it: one commit
-  /// instead of one per item. Default: put_item per item (not atomic); SQLite overrides.
-  virtual Status put_items(const std::vector<ItemRow>& items);
+  /// instead of one per item. The McqItem overload above stores each item as
+  /// {question, options: [{letter, text}], answer, meta} through this one.
+  virtual Status put_items(const std::vector<ItemRow>& items) = 0;
   /// Upserts a subject / a config description.
   virtual Status put_subject(const std::string& name, const nlohmann::json& spec) = 0;
   virtual Status put_config(const std::string& id, const nlohmann::json& spec) = 0;

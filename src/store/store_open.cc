@@ -30,9 +30,16 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path) {
   return SqliteStore::open(path);
 }
 
-Status Store::put_items(const std::vector<ItemRow>& items) {
-  for (const ItemRow& it : items) NF_RETURN_IF_ERROR(put_item(it.item, it.cluster.empty() ? it.item : it.cluster, it.data));
-  return Status::Ok();
+Status Store::put_items(const std::vector<McqItem>& items) {
+  std::vector<ItemRow> rows;
+  rows.reserve(items.size());
+  for (const McqItem& it : items) {
+    nlohmann::json options = nlohmann::json::array();
+    for (const McqOption& o : it.options) options.push_back({{"letter", o.letter}, {"text", o.text}});
+    rows.push_back({it.id, it.cluster,
+                    {{"question", it.question}, {"options", std::move(options)}, {"answer", it.answer}, {"meta", it.meta}}});
+  }
+  return put_items(rows);
 }
 
 Status Store::put_draw_group(const std::vector<std::pair<const Draw*, const std::vector<CacheEntry>*>>& group,
