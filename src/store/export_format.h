@@ -3,12 +3,15 @@
 // of their own: nf::config_axes (metrics/envelope.h) is another function.
 #pragma once
 
+#include <cstdint>
 #include <cstdlib>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 namespace nf::store_export {
@@ -51,6 +54,27 @@ inline nlohmann::json axis_value_json(const std::string& v) {
   const double d = std::strtod(v.c_str(), &end);
   if (!v.empty() && end == v.c_str() + v.size()) return d;
   return v;
+}
+
+// One row of `export --format csv`: the ten fixed columns (subject, item, condition,
+// cluster, config, replicate, status, outcome, value, label; `text(c)`, `int64(c)`,
+// `dbl(c)` read column c of the store's query) and then one column per varying axis in
+// `axes` (empty where the config has no such axis; a null seed is empty). Values print
+// with fmt's "{}", the shortest decimal that reads back to the same double.
+template <class Text, class Int64, class Dbl>
+void write_csv_row(std::ostream& out, const Text& text, const Int64& int64, const Dbl& dbl,
+                   const std::vector<std::string>& axes) {
+  out << csv_field(text(0)) << ',' << csv_field(text(1)) << ',' << csv_field(text(2)) << ',' << csv_field(text(3))
+      << ',' << csv_field(text(4)) << ',' << int64(5) << ',' << csv_field(text(6)) << ',' << csv_field(text(7)) << ','
+      << fmt::format("{}", dbl(8)) << ',' << csv_field(text(9));
+  const auto values = config_axes(std::string(text(4)));
+  for (const auto& a : axes) {
+    std::string v;
+    for (const auto& [axis, value] : values)
+      if (axis == a) v = value == "null" ? "" : value;
+    out << ',' << csv_field(v);
+  }
+  out << '\n';
 }
 
 }  // namespace nf::store_export

@@ -29,6 +29,7 @@ namespace {
 using store_export::axis_value_json;
 using store_export::config_axes;
 using store_export::csv_field;
+using store_export::write_csv_row;
 
 // The PostgreSQL schema version: the SQLite store's tables (schema v2 minus judgments and
 // human_labels) plus planned_draws. Written to meta.schema_version.
@@ -869,18 +870,8 @@ Status PgStore::export_csv(std::ostream& out) {
       "FROM draws d JOIN outcomes o ON o.draw_id = d.id ORDER BY d.subject COLLATE \"C\", d.item COLLATE \"C\", "
       "d.condition COLLATE \"C\", d.config COLLATE \"C\", d.replicate, o.ord",
       {}, [&](const Res& r, int i) {
-        out << csv_field(r.str(i, 0)) << ',' << csv_field(r.str(i, 1)) << ',' << csv_field(r.str(i, 2)) << ','
-            << csv_field(r.str(i, 3)) << ',' << csv_field(r.str(i, 4)) << ',' << r.int64(i, 5) << ','
-            << csv_field(r.str(i, 6)) << ',' << csv_field(r.str(i, 7)) << ',' << fmt::format("{}", r.dbl(i, 8))
-            << ',' << csv_field(r.str(i, 9));
-        const auto values = config_axes(r.str(i, 4));
-        for (const auto& a : axes) {
-          std::string v;
-          for (const auto& [axis, value] : values)
-            if (axis == a) v = value == "null" ? "" : value;
-          out << ',' << csv_field(v);
-        }
-        out << '\n';
+        write_csv_row(out, [&](int c) { return r.str(i, c); }, [&](int c) { return r.int64(i, c); },
+                      [&](int c) { return r.dbl(i, c); }, axes);
       }));
   out.flush();
   if (!out) return DataLoss("export_csv: write failed");

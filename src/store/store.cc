@@ -34,6 +34,7 @@ namespace {
 using store_export::axis_value_json;
 using store_export::config_axes;
 using store_export::csv_field;
+using store_export::write_csv_row;
 
 using nlohmann::json;
 
@@ -1364,19 +1365,8 @@ Status SqliteStore::export_csv(std::ostream& out) {
   for (;;) {
     NF_ASSIGN_OR_RETURN(bool row, q.step());
     if (!row) break;
-    // fmt's "{}" prints the shortest decimal that reads back to the same double.
-    out << csv_field(q.text(0)) << ',' << csv_field(q.text(1)) << ',' << csv_field(q.text(2)) << ','
-        << csv_field(q.text(3)) << ',' << csv_field(q.text(4)) << ',' << q.int64(5) << ','
-        << csv_field(q.text(6)) << ',' << csv_field(q.text(7)) << ',' << fmt::format("{}", q.dbl(8))
-        << ',' << csv_field(q.text(9));
-    const auto values = config_axes(q.text(4));
-    for (const auto& a : axes) {
-      std::string v;
-      for (const auto& [axis, value] : values)
-        if (axis == a) v = value == "null" ? "" : value;
-      out << ',' << csv_field(v);
-    }
-    out << '\n';
+    write_csv_row(out, [&](int c) { return q.text(c); }, [&](int c) { return q.int64(c); },
+                  [&](int c) { return q.dbl(c); }, axes);
   }
   out.flush();
   if (!out) return DataLoss("export_csv: write failed");
