@@ -21,14 +21,14 @@ int cmd_check(int argc, char** argv) {
   CLI::App app{"Gate a CI job on the noise floor: run the analyses over a store (or read a results.json) and check "
                "rules against them. Exit 0 when every rule passes, 1 when one fails (each failing cell is named), 2 "
                "for a bad rule or input (a rule that matches no cell is a bad rule).\n\nExamples:\n"
-               "  noisefloor check --store runs/s/store.sqlite --max-pooled-floor 0.05 --max-parse-rate 0.02\n"
+               "  noisefloor check --store runs/s/store.sqlite --max-pooled-floor 0.05 --max-parse-error-rate 0.02\n"
                "  noisefloor check --store runs/s/store.sqlite --rules ci/noise-gates.yaml\n"
                "Rules file (docs/ci-gates.md):\n"
                "  rules:\n"
                "    - {rule: flip_rate_clears_floor, condition: race_black_man_private, action: admit}\n"
                "    - {rule: accuracy_difference_clears_floor, a: openai/gpt-5, b: google/gemini-2.5-pro}\n"
                "    - {rule: max_pooled_floor, max: 0.05, use: upper}\n"
-               "    - {rule: max_parse_rate, max: 0.02}\n"
+               "    - {rule: max_parse_error_rate, max: 0.02}\n"
                "    - {rule: min_clusters, min: 30}",
                "noisefloor check"};
   std::string store_path, results_path, rules_path;
@@ -43,7 +43,8 @@ int cmd_check(int argc, char** argv) {
   app.add_flag("--accuracy-difference-clears-floor", accuracy,
                "every paired subject difference must exceed the larger floor upper bound of the two");
   app.add_option("--max-pooled-floor", max_pooled, "every pooled floor must be <= X");
-  app.add_option("--max-parse-rate", max_parse, "every cell's parse rate must be <= Y");
+  app.add_option("--max-parse-error-rate,--max-parse-rate", max_parse,
+                 "every cell's parse error rate (parse errors / answered draws) must be <= Y");
   app.add_option("--min-clusters", min_clusters, "every interval must rest on >= Z clusters");
   app.add_option("--resamples", o.bootstrap.resamples, "cluster-bootstrap resamples (default: the study's, else 2000)");
   app.add_flag("--verbose,-v", verbose, "also print the cells that pass");
@@ -75,7 +76,7 @@ int cmd_check(int argc, char** argv) {
     rules.push_back(CheckRule{"accuracy_difference_clears_floor", 0, "point", nlohmann::json::object(), false,
                               "--accuracy-difference-clears-floor"});
   for (auto [v, kind, flag] : {std::tuple{max_pooled, "max_pooled_floor", "--max-pooled-floor"},
-                               std::tuple{max_parse, "max_parse_rate", "--max-parse-rate"},
+                               std::tuple{max_parse, "max_parse_error_rate", "--max-parse-error-rate"},
                                std::tuple{min_clusters, "min_clusters", "--min-clusters"}}) {
     if (app.count(flag) == 0) continue;
     if (!(v >= 0)) return fail("check", InvalidArgument(fmt::format("{}: expected a number >= 0", flag)));

@@ -68,14 +68,14 @@ Result<nlohmann::json> analyze_store(Store& store, const AnalyzeOptions& options
                       {"parse_error", get("parse_error")},
                       {"api_error", get("api_error")},
                       {"refused", get("refused")},
-                      {"parse_rate", answered > 0 ? nlohmann::json(static_cast<double>(get("parse_error")) /
+                      {"parse_error_rate", answered > 0 ? nlohmann::json(static_cast<double>(get("parse_error")) /
                                                                    static_cast<double>(answered))
                                                   : nlohmann::json(nullptr)}});
     }
     results["draws"] = {{"rows", rows}};
     // MCQ replies: the unparsed share per reply language (issue 13 item 3).
     if (study.ok() && study->spec.value("task", std::string("mcq")) == "mcq" && !counts.empty()) {
-      NF_ASSIGN_OR_RETURN(results["draws"]["by_language"], parse_rate_by_language(store));
+      NF_ASSIGN_OR_RETURN(results["draws"]["by_language"], parse_error_rate_by_language(store));
     }
   }
 

@@ -16,7 +16,7 @@ namespace nf {
 namespace {
 
 const std::vector<std::string> kKinds{"flip_rate_clears_floor", "accuracy_difference_clears_floor",
-                                      "max_pooled_floor", "max_parse_rate", "min_clusters"};
+                                      "max_pooled_floor", "max_parse_error_rate", "max_parse_rate", "min_clusters"};
 const std::vector<std::string> kSelectors{"subject", "config", "condition", "outcome", "action", "a", "b"};
 
 bool has_limit(const std::string& kind) { return kind.rfind("max_", 0) == 0 || kind == "min_clusters"; }
@@ -257,7 +257,7 @@ Result<CheckReport> evaluate_checks(const nlohmann::json& results, const std::ve
             fmt::format("pooled floor{} {} {} {}", r.use == "upper" ? " upper bound" : "", fmt_num(v),
                         pass ? "<=" : ">", fmt_num(r.limit)));
       }
-    } else if (r.kind == "max_parse_rate") {
+    } else if (r.kind == "max_parse_error_rate" || r.kind == "max_parse_rate") {  // the old name is an alias
       const nlohmann::json& rows = results.contains("draws") && results["draws"].contains("rows")
                                        ? results["draws"]["rows"]
                                        : nlohmann::json::array();
@@ -266,9 +266,11 @@ Result<CheckReport> evaluate_checks(const nlohmann::json& results, const std::ve
                                              {"condition", str(row, "condition")}};
         if (!selected(r, f)) continue;
         double v = 0;
-        if (!number(row, "parse_rate", &v)) continue;  // every draw failed at the API: no answers to parse
+        // results.json before 2026-12 called the same share `parse_rate`. No number: every draw
+        // failed at the API, so there are no answers to parse.
+        if (!number(row, "parse_error_rate", &v) && !number(row, "parse_rate", &v)) continue;
         const bool pass = v <= r.limit;
-        add(f, kCellOrder, pass, fmt::format("parse rate {} {} {}", fmt_num(v), pass ? "<=" : ">", fmt_num(r.limit)));
+        add(f, kCellOrder, pass, fmt::format("parse error rate {} {} {}", fmt_num(v), pass ? "<=" : ">", fmt_num(r.limit)));
       }
     } else if (r.kind == "min_clusters") {
       auto check = [&](const char* analysis, const char* field, const char* what) {

@@ -20,7 +20,8 @@ namespace nf {
 ///                                     subjects' floors (analyses.floor, same cell and outcome);
 ///   max_pooled_floor                  analyses.floor pooled rows: rate (use: upper -> ci_high)
 ///                                     <= limit;
-///   max_parse_rate                    draws rows: parse_rate <= limit;
+///   max_parse_error_rate              draws rows: parse_error_rate <= limit (old name
+///                                     max_parse_rate accepted);
 ///   min_clusters                      every interval's cluster count >= limit (floor rows'
 ///                                     clusters, fairness rows' vignettes, paired_subjects
 ///                                     rows' items).

@@ -36,7 +36,7 @@ std::string reply_script(std::string_view t) {
   return "other";
 }
 
-Result<nlohmann::json> parse_rate_by_language(Store& store) {
+Result<nlohmann::json> parse_error_rate_by_language(Store& store) {
   std::map<std::tuple<std::string, std::string, std::string>, std::pair<int64_t, int64_t>> cells;
   NF_RETURN_IF_ERROR(store.for_each_answer([&](const std::string& subject, const std::string& config,
                                                const std::string& status, const std::string& content) {
@@ -51,7 +51,7 @@ Result<nlohmann::json> parse_rate_by_language(Store& store) {
                     {"language", std::get<2>(k)},
                     {"answered", c.first},
                     {"parse_error", c.second},
-                    {"parse_rate", static_cast<double>(c.second) / static_cast<double>(c.first)}});
+                    {"parse_error_rate", static_cast<double>(c.second) / static_cast<double>(c.first)}});
   }
   return rows;
 }

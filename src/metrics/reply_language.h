@@ -22,9 +22,9 @@ std::string reply_script(std::string_view text);
 
 /// results.json draws.by_language: one row per (subject, config, language) of the draws
 /// the model answered (status ok, parse_error or refused; api_error never counts) with
-/// {"subject", "config", "language", "answered", "parse_error", "parse_rate"}
-/// (parse_rate = parse_error / answered), ordered by subject, config, language.
+/// {"subject", "config", "language", "answered", "parse_error", "parse_error_rate"}
+/// (parse_error_rate = parse_error / answered), ordered by subject, config, language.
 /// Errors: the store's.
-Result<nlohmann::json> parse_rate_by_language(Store& store);
+Result<nlohmann::json> parse_error_rate_by_language(Store& store);
 
 }  // namespace nf

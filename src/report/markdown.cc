@@ -426,23 +426,23 @@ std::string render_markdown(const nlohmann::json& results) {
   if (!has_draws) md += "The store holds no model draws (imported votes or labels only).\n\n";
   else
     md += "API errors are never scored; parse errors are reported and left out of every rate "
-          "(parse rate = parse errors / answered draws).\n\n"
-          "| subject | config | condition | total | ok | parse_error | api_error | refused | parse rate |\n"
+          "(parse error rate = parse errors / answered draws).\n\n"
+          "| subject | config | condition | total | ok | parse_error | api_error | refused | parse error rate |\n"
           "|---|---|---|---|---|---|---|---|---|\n";
   if (has_draws) {
     for (const auto& r : results["draws"]["rows"]) {
       md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", esc(r.value("subject", "")),
                         esc(r.value("config", "")), esc(r.value("condition", "")), num(r["total"]), num(r["ok"]),
-                        num(r["parse_error"]), num(r["api_error"]), num(r["refused"]), num(r["parse_rate"]));
+                        num(r["parse_error"]), num(r["api_error"]), num(r["refused"]), num(r["parse_error_rate"]));
     }
   }
   md += "\n";
   if (has_draws && results["draws"].contains("by_language") && !results["draws"]["by_language"].empty()) {
-    md += "Parse rate by reply language (the reply's script; answered draws only):\n\n"
-          "| subject | config | language | answered | parse_error | parse rate |\n|---|---|---|---|---|---|\n";
+    md += "Parse error rate by reply language (the reply's script; answered draws only):\n\n"
+          "| subject | config | language | answered | parse_error | parse error rate |\n|---|---|---|---|---|---|\n";
     for (const auto& r : results["draws"]["by_language"])
       md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", esc(r.value("subject", "")), esc(r.value("config", "")),
-                        esc(r.value("language", "")), num(r["answered"]), num(r["parse_error"]), num(r["parse_rate"]));
+                        esc(r.value("language", "")), num(r["answered"]), num(r["parse_error"]), num(r["parse_error_rate"]));
     md += "\n";
   }
 

@@ -70,7 +70,7 @@ TEST(CheckCli, GatesOnTheRealInspectEvalSet) {
                             "condition=popularity outcome=pooled: pooled floor 0.06 > 0.05"),
             std::string::npos)
       << pooled.out;
-  EXPECT_EQ(run_cli("check --store " + (t / "s.sqlite") + " --max-pooled-floor 0.1 --max-parse-rate 0", t.path()).exit_code,
+  EXPECT_EQ(run_cli("check --store " + (t / "s.sqlite") + " --max-pooled-floor 0.1 --max-parse-error-rate 0", t.path()).exit_code,
             0);
   // Claude vs Gemini: |0.66 - 0.70| = 0.04 does not clear Claude's floor upper bound; Gemini
   // vs GPT-5 (0.70 - 0.60, both floors 0) does.

@@ -1,4 +1,4 @@
-// Issue 13 item 3: the MCQ parse rate per reply language (metrics/reply_language.h), in
+// Issue 13 item 3: the MCQ parse error rate per reply language (metrics/reply_language.h), in
 // results.json (draws.by_language) and in report.md.
 #include "metrics/reply_language.h"
 
@@ -44,21 +44,21 @@ void fill(Store& store) {
   draw("q6", DrawStatus::kApiError, "");
 }
 
-TEST(ReplyLanguage, ParseRateByLanguageInResultsAndReport) {
+TEST(ReplyLanguage, ParseErrorRateByLanguageInResultsAndReport) {
   testing::TempDir d;
   auto store = Store::open(d / "s.sqlite");
   ASSERT_TRUE(store.ok());
   fill(**store);
-  auto rows = parse_rate_by_language(**store);
+  auto rows = parse_error_rate_by_language(**store);
   ASSERT_TRUE(rows.ok());
   ASSERT_EQ(rows->size(), 3u);  // ko, latin, zh; the api_error draw is not answered
   std::map<std::string, nlohmann::json> by;
   for (const auto& r : *rows) by[r["language"]] = r;
   EXPECT_EQ(by["latin"]["answered"], 2);
-  EXPECT_DOUBLE_EQ(by["latin"]["parse_rate"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(by["latin"]["parse_error_rate"].get<double>(), 0.5);
   EXPECT_EQ(by["zh"]["parse_error"], 1);
-  EXPECT_DOUBLE_EQ(by["zh"]["parse_rate"].get<double>(), 0.5);
-  EXPECT_DOUBLE_EQ(by["ko"]["parse_rate"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(by["zh"]["parse_error_rate"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(by["ko"]["parse_error_rate"].get<double>(), 1.0);
 
   AnalyzeOptions o;
   o.analyses = {{"floor", nlohmann::json::object()}};
@@ -67,7 +67,7 @@ TEST(ReplyLanguage, ParseRateByLanguageInResultsAndReport) {
   ASSERT_TRUE((*results)["draws"].contains("by_language"));
   EXPECT_EQ((*results)["draws"]["by_language"], *rows);
   const std::string md = render_markdown(*results);
-  EXPECT_NE(md.find("Parse rate by reply language"), std::string::npos);
+  EXPECT_NE(md.find("Parse error rate by reply language"), std::string::npos);
   EXPECT_NE(md.find("| m | default | zh | 2 | 1 | 0.5"), std::string::npos) << md;
 }
 

@@ -10,9 +10,9 @@ namespace {
 nlohmann::json results_fixture() {
   return nlohmann::json::parse(R"({
     "draws": {"rows": [
-      {"subject": "m1", "config": "default", "condition": "t", "parse_rate": 0.01},
-      {"subject": "m2", "config": "default", "condition": "t", "parse_rate": 0.05},
-      {"subject": "m3", "config": "default", "condition": "t", "parse_rate": null}]},
+      {"subject": "m1", "config": "default", "condition": "t", "parse_error_rate": 0.01},
+      {"subject": "m2", "config": "default", "condition": "t", "parse_error_rate": 0.05},
+      {"subject": "m3", "config": "default", "condition": "t", "parse_error_rate": null}]},
     "analyses": {
       "floor": {"rows": [
         {"subject": "m1", "config": "default", "condition": "t", "outcome": "correct", "rate": 0.02, "ci_low": 0.0, "ci_high": 0.05, "clusters": 40},
@@ -65,7 +65,7 @@ TEST(Check, AccuracyDifferenceAgainstTheLargerFloorBound) {
 TEST(Check, LimitsOnPooledFloorParseRateAndClusters) {
   auto rep = evaluate_checks(results_fixture(), parse("- {rule: max_pooled_floor, max: 0.05}\n"
                                                       "- {rule: max_pooled_floor, max: 0.1, use: upper}\n"
-                                                      "- {rule: max_parse_rate, max: 0.02}\n"
+                                                      "- {rule: max_parse_error_rate, max: 0.02}\n"
                                                       "- {rule: min_clusters, min: 15}\n"));
   ASSERT_TRUE(rep.ok()) << rep.status().message();
   std::vector<std::string> failed;
@@ -79,6 +79,22 @@ TEST(Check, LimitsOnPooledFloorParseRateAndClusters) {
       "3 analysis=floor subject=m2 config=default condition=t outcome=pooled",
       "3 analysis=paired_subjects a=m1 b=m2 config=default condition=t outcome=correct"};  // 12 < 15
   EXPECT_EQ(failed, expected);
+}
+
+// The rule's old name and results.json's old key (before 2026-12 the parse error share was
+// called `parse_rate`) still gate the same cells.
+TEST(Check, OldParseRateNamesStillGate) {
+  nlohmann::json old = results_fixture();
+  for (auto& row : old["draws"]["rows"]) {
+    row["parse_rate"] = row["parse_error_rate"];
+    row.erase("parse_error_rate");
+  }
+  auto rep = evaluate_checks(old, parse("- {rule: max_parse_rate, max: 0.02}\n"));
+  ASSERT_TRUE(rep.ok()) << rep.status().message();
+  ASSERT_EQ(rep->findings.size(), 2u);  // m3 has no answers and is skipped
+  EXPECT_TRUE(rep->findings[0].passed);
+  EXPECT_FALSE(rep->findings[1].passed);
+  EXPECT_NE(rep->findings[1].detail.find("0.05 > 0.02"), std::string::npos) << rep->findings[1].detail;
 }
 
 TEST(Check, ARuleThatMatchesNothingIsAnError) {
