@@ -19,6 +19,7 @@
 
 #include "stats/bootstrap.h"
 #include "stats/proportion.h"
+#include "util/strings.h"
 
 namespace nf {
 namespace {
@@ -151,15 +152,6 @@ class FlatIndex {
   size_t size_ = 0;
 };
 
-std::vector<uint32_t> ranks_of(const std::vector<std::string>& names) {
-  std::vector<uint32_t> order(names.size());
-  std::iota(order.begin(), order.end(), 0u);
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return names[a] < names[b]; });
-  std::vector<uint32_t> rank(names.size());
-  for (uint32_t r = 0; r < order.size(); ++r) rank[order[r]] = r;
-  return rank;
-}
-
 }  // namespace
 
 struct FloorInput::Impl {
@@ -265,8 +257,8 @@ class Aggregator {
     }
     cell_draws_ = {};
     for (const Group& g : in.groups) in.max_replicates = std::max(in.max_replicates, static_cast<int>(g.n));
-    const auto rs = ranks_of(in.dict.subjects), rcf = ranks_of(in.dict.configs), rcd = ranks_of(in.dict.conditions),
-               ro = ranks_of(in.dict.outcomes), ri = ranks_of(in.dict.items);
+    const auto rs = sorted_ranks(in.dict.subjects), rcf = sorted_ranks(in.dict.configs), rcd = sorted_ranks(in.dict.conditions),
+               ro = sorted_ranks(in.dict.outcomes), ri = sorted_ranks(in.dict.items);
     std::vector<std::array<uint32_t, 4>> series_rank(in.series.size());
     for (size_t i = 0; i < in.series.size(); ++i) {
       const auto& s = in.series[i];
@@ -358,7 +350,7 @@ int bootstrap_threads() {
 
 Result<std::vector<FloorRow>> rows_of(const FloorInput::Impl& in, int vote_size, const BootstrapOptions& boot) {
   const OutcomeDictionaries& dict = in.dict;
-  const auto rcl = ranks_of(dict.clusters);
+  const auto rcl = sorted_ranks(dict.clusters);
   const auto& groups = in.groups;
 
   std::vector<FloorRow> out;

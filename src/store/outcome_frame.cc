@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "store/sqlite_store.h"
+#include "util/strings.h"
 
 namespace nf {
 namespace {
@@ -178,16 +179,9 @@ Result<std::vector<OutcomeRow>> Store::outcome_rows(bool include_cached) {
   // comparison, as SQLite's ORDER BY with the BINARY collation gave it before, at a
   // fraction of the cost (no SQLite sorter over six text columns; issue 14).
   NF_ASSIGN_OR_RETURN(OutcomeFrame f, outcome_frame(include_cached));
-  auto ranks = [](const std::vector<std::string>& names) {
-    std::vector<uint32_t> order(names.size());
-    std::iota(order.begin(), order.end(), 0u);
-    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return names[a] < names[b]; });
-    std::vector<uint32_t> rank(names.size());
-    for (uint32_t r = 0; r < order.size(); ++r) rank[order[r]] = r;
-    return rank;
-  };
-  const auto rs = ranks(f.dict.subjects), rcf = ranks(f.dict.configs), rcd = ranks(f.dict.conditions),
-             ro = ranks(f.dict.outcomes), ri = ranks(f.dict.items);
+
+  const auto rs = sorted_ranks(f.dict.subjects), rcf = sorted_ranks(f.dict.configs),
+             rcd = sorted_ranks(f.dict.conditions), ro = sorted_ranks(f.dict.outcomes), ri = sorted_ranks(f.dict.items);
   std::vector<uint32_t> order(f.size());
   std::iota(order.begin(), order.end(), 0u);
   auto key = [&](uint32_t r) {

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdint>
+#include <numeric>
 
 namespace nf {
 
@@ -82,6 +83,15 @@ std::string format_duration(double seconds) {
   const std::string mm_ss = std::to_string((t / 60) % 60) + ":" + (t % 60 < 10 ? "0" : "") + std::to_string(t % 60);
   if (t < 3600) return std::to_string(t / 60) + ":" + (t % 60 < 10 ? "0" : "") + std::to_string(t % 60);
   return std::to_string(t / 3600) + ":" + ((t / 60) % 60 < 10 ? "0" : "") + mm_ss;
+}
+
+std::vector<uint32_t> sorted_ranks(const std::vector<std::string>& names) {
+  std::vector<uint32_t> order(names.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return names[a] < names[b]; });
+  std::vector<uint32_t> rank(names.size());
+  for (uint32_t r = 0; r < order.size(); ++r) rank[order[r]] = r;
+  return rank;
 }
 
 }  // namespace nf

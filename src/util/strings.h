@@ -1,6 +1,7 @@
 // Small string helpers shared by every layer.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,5 +27,10 @@ bool starts_with(std::string_view s, std::string_view prefix);
 /// A duration in seconds as "M:SS", or "H:MM:SS" from one hour; "--:--" when `seconds`
 /// is negative or not finite (an ETA that is not known yet). Rounds to whole seconds.
 std::string format_duration(double seconds);
+
+/// The rank of each name in byte-wise (strcmp) order: rank[i] = position of names[i] in
+/// the sorted list (0-based; names are distinct dictionary entries). Sorting integer codes
+/// by these ranks orders rows as SQLite's ORDER BY with the BINARY collation would.
+std::vector<uint32_t> sorted_ranks(const std::vector<std::string>& names);
 
 }  // namespace nf

@@ -31,5 +31,11 @@ TEST(DidYouMean, SuggestsOnlyCloseNames) {
   EXPECT_EQ(did_you_mean("zzzzzz", {"floor", "fairness"}), "");
 }
 
+// Byte-wise order, as SQLite's BINARY collation: upper case before lower, "a" before "a2".
+TEST(SortedRanks, ByteWiseOrderOfDictionaryEntries) {
+  EXPECT_EQ(sorted_ranks({"b", "a2", "B", "a"}), (std::vector<uint32_t>{3, 2, 0, 1}));
+  EXPECT_TRUE(sorted_ranks({}).empty());
+}
+
 }  // namespace
 }  // namespace nf
