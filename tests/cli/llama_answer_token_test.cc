@@ -4,51 +4,23 @@
 // options absent from the top list stay unknown (null), never zero; the server's top list
 // ignores the grammar and the draw says so. Skipped when the binary or model is missing.
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <chrono>
 #include <filesystem>
 #include <sstream>
 #include <string>
-#include <thread>
 
+#include "common/llama_server.h"
 #include "common/test_data.h"
 
 namespace nf {
 namespace {
 
 TEST(LlamaServer, AnswerPositionTokenIsFoundForEveryOkDraw) {
-  const std::string tools = std::string(NF_SOURCE_DIR) + "/../shared/tools/llama-server/bin/llama-server";
-  const std::string model = testing::data_dir() + "/models/llama-2-tiny-random.gguf";
-  if (!std::filesystem::exists(tools) || !std::filesystem::exists(model))
-    GTEST_SKIP() << "llama-server or the tiny model is not here: " << tools;
+  if (const std::string why = testing::llama_server_missing(); !why.empty()) GTEST_SKIP() << why;
   testing::TempDir t;
-  const int port = 19000 + static_cast<int>(getpid() % 900);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    const std::string log = t / "server.log";
-    freopen(log.c_str(), "w", stdout);
-    freopen(log.c_str(), "a", stderr);
-    const std::string p = std::to_string(port);
-    execl(tools.c_str(), tools.c_str(), "-m", model.c_str(), "--alias", "tiny", "--host", "127.0.0.1", "--port",
-          p.c_str(), "-c", "2048", "-np", "2", "-t", "1", "--no-webui", "--offline", static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  ASSERT_GT(pid, 0);
-  bool up = false;
-  const std::string probe = "bash -c 'exec 3<>/dev/tcp/127.0.0.1/" + std::to_string(port) +
-                            " && printf \"GET /health HTTP/1.0\\r\\n\\r\\n\" >&3 && grep -q \"\\\"ok\\\"\" <&3' 2>/dev/null";
-  for (int i = 0; i < 100 && !up; ++i) {
-    up = std::system(probe.c_str()) == 0;
-    if (!up) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  if (!up) {
-    kill(pid, SIGKILL);
-    waitpid(pid, nullptr, 0);
-    FAIL() << "llama-server did not come up: " << testing::slurp(t / "server.log");
-  }
+  testing::LlamaServer server;
+  if (const std::string err = testing::start_llama_server(&server, t / "server.log", 19000, 900, 2048); !err.empty())
+    FAIL() << err;
   testing::write_text(t / "study.yaml", R"(name: llama-answer-token
 seed: 7
 task: mcq
@@ -74,9 +46,8 @@ analyses:
 )");
   auto a = testing::run_cli("audit " + (t / "study.yaml") + " --quiet --out " + (t / "out") + " --store " +
                                 (t / "s.sqlite"),
-                            t.path(), testing::data_env() + " LLAMA_URL=http://127.0.0.1:" + std::to_string(port) + "/v1");
-  kill(pid, SIGTERM);
-  waitpid(pid, nullptr, 0);
+                            t.path(), testing::data_env() + " LLAMA_URL=" + server.url());
+  server.stop();
   ASSERT_EQ(a.exit_code, 0) << a.err;
   auto e = testing::run_cli("export --store " + (t / "s.sqlite") + " --format jsonl --out " + (t / "d.jsonl"), t.path());
   ASSERT_EQ(e.exit_code, 0) << e.err;

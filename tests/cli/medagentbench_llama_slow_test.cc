@@ -4,17 +4,12 @@
 // crashes or hangs, and the metrics are computed over what parsed. Slow (model calls
 // take seconds on 2 cores): label "slow". Skips when the server or the model is missing.
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <thread>
 
-#include <httplib.h>
 
+#include "common/llama_server.h"
 #include "common/test_data.h"
 #include "store/store.h"
 
@@ -27,42 +22,16 @@ using testing::slurp;
 using testing::TempDir;
 
 TEST(MedAgentBenchLlama, EveryTrajectoryEndsClassified) {
-  const std::string root = std::string(NF_SOURCE_DIR) + "/../shared";
-  const std::string bin = root + "/tools/llama-server/bin/llama-server";
-  const std::string model = testing::data_dir() + "/models/llama-2-tiny-random.gguf";
-  if (!std::filesystem::exists(bin)) GTEST_SKIP() << "llama-server not found at " << bin << " (see its README)";
-  if (!std::filesystem::exists(model)) GTEST_SKIP() << "tiny model not found at " << model;
+  if (const std::string why = testing::llama_server_missing(); !why.empty()) GTEST_SKIP() << why;
   TempDir d;
-  const int port = 18400 + static_cast<int>(getpid() % 500);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    const std::string log = d / "llama.log";
-    freopen(log.c_str(), "w", stdout);
-    freopen(log.c_str(), "a", stderr);
-    const std::string p = std::to_string(port);
-    execl(bin.c_str(), bin.c_str(), "-m", model.c_str(), "--alias", "tiny", "--host", "127.0.0.1", "--port", p.c_str(),
-          "-c", "8192", "-np", "2", "-t", "2", "--no-webui", "--offline", static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  ASSERT_GT(pid, 0);
-  bool up = false;
-  httplib::Client health("127.0.0.1", port);
-  for (int i = 0; i < 300 && !up; ++i) {
-    auto r = health.Get("/health");
-    up = r && r->status == 200;
-    if (!up) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  if (!up) {
-    kill(pid, SIGKILL);
-    waitpid(pid, nullptr, 0);
-    FAIL() << "llama-server did not come up: " << slurp(d / "llama.log");
-  }
-  const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/v1";
+  testing::LlamaServer server;
+  if (const std::string err = testing::start_llama_server(&server, d / "llama.log", 18400, 500, 8192, 2, 30); !err.empty())
+    FAIL() << err;
+  const std::string url = server.url();
   CmdResult r = run_cli("audit " + std::string(NF_SOURCE_DIR) + "/examples/medagentbench-llama.yaml --quiet --out " +
                             d / "out" + " --store " + d / "l.sqlite",
                         d.path(), testing::data_env() + " LLAMA_URL=" + url);
-  kill(pid, SIGTERM);
-  waitpid(pid, nullptr, 0);
+  server.stop();
   // Exit 0, or 1 when some draws failed at the API (they are reported, never scored).
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1 || r.exit_code == 3) << r.exit_code << r.err;
   auto store = Store::open_existing(d / "l.sqlite");

@@ -7,17 +7,13 @@
 // by the string-match classifier (equal to a direct count), every ok judgment of the HTTP
 // judge is a score of `judge:tiny-judge`, and both scorers reach the envelope per model.
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <chrono>
 #include <filesystem>
 #include <map>
 #include <set>
 #include <string>
-#include <thread>
 
+#include "common/llama_server.h"
 #include "common/test_data.h"
 #include "store/store.h"
 #include "task/refusal.h"
@@ -26,36 +22,11 @@ namespace nf {
 namespace {
 
 TEST(XstestLlama, BothScoringPathsOverHttpCompletions) {
-  const std::string tools = std::string(NF_SOURCE_DIR) + "/../shared/tools/llama-server/bin/llama-server";
-  const std::string model = testing::data_dir() + "/models/llama-2-tiny-random.gguf";
-  if (!std::filesystem::exists(tools) || !std::filesystem::exists(model))
-    GTEST_SKIP() << "llama-server or the tiny model is not here (" << tools << ", " << model
-                 << "): see ../shared/tools/llama-server/README.md";
+  if (const std::string why = testing::llama_server_missing(); !why.empty()) GTEST_SKIP() << why;
   testing::TempDir t;
-  const int port = 19900 + static_cast<int>(getpid() % 90);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    const std::string log = t / "server.log";
-    freopen(log.c_str(), "w", stdout);
-    freopen(log.c_str(), "a", stderr);
-    const std::string p = std::to_string(port);
-    execl(tools.c_str(), tools.c_str(), "-m", model.c_str(), "--alias", "tiny", "--host", "127.0.0.1", "--port",
-          p.c_str(), "-c", "4096", "-np", "2", "-t", "1", "--no-webui", "--offline", static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  ASSERT_GT(pid, 0);
-  bool up = false;
-  const std::string probe = "bash -c 'exec 3<>/dev/tcp/127.0.0.1/" + std::to_string(port) +
-                            " && printf \"GET /health HTTP/1.0\\r\\n\\r\\n\" >&3 && grep -q \"\\\"ok\\\"\" <&3' 2>/dev/null";
-  for (int i = 0; i < 100 && !up; ++i) {
-    up = std::system(probe.c_str()) == 0;
-    if (!up) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  if (!up) {
-    kill(pid, SIGKILL);
-    waitpid(pid, nullptr, 0);
-    FAIL() << "llama-server did not come up: " << testing::slurp(t / "server.log");
-  }
+  testing::LlamaServer server;
+  if (const std::string err = testing::start_llama_server(&server, t / "server.log", 19900, 90, 4096); !err.empty())
+    FAIL() << err;
   testing::write_text(t / "study.yaml", R"(name: xstest-llama
 seed: 11
 task: chat
@@ -99,9 +70,8 @@ judge:
 )");
   auto a = testing::run_cli("audit " + (t / "study.yaml") + " --quiet --out " + (t / "out") + " --store " +
                                 (t / "s.sqlite"),
-                            t.path(), testing::data_env() + " LLAMA_URL=http://127.0.0.1:" + std::to_string(port) + "/v1");
-  kill(pid, SIGTERM);
-  waitpid(pid, nullptr, 0);
+                            t.path(), testing::data_env() + " LLAMA_URL=" + server.url());
+  server.stop();
   ASSERT_EQ(a.exit_code, 0) << a.err << testing::slurp(t / "server.log");
   const auto e = nlohmann::json::parse(testing::slurp(t / "out/results.json"))["analyses"]["envelope"];
   ASSERT_TRUE(e.contains("scorers")) << e.dump();
