@@ -157,7 +157,7 @@ void envelope_markdown(std::string& md, const nlohmann::json& f) {
                       fnum(s["n_configs"]), fnum(s["min"]), fnum(s["max"]), fnum(s["range"]), fnum(s["sdi"]),
                       s.value("sdi_unstable", false) ? " (mean near 0)" : "", cfr);
   }
-  md += "\n| pair | |C| | n+ | n- | ties | rho_flip | bootstrap range | strict-only share | no strict reversal | "
+  md += "\n| pair | \\|C\\| | n+ | n- | ties | rho_flip | bootstrap range | strict-only share | no strict reversal | "
         "majority | reversing configurations |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& p : f["pairs"]) {
     const std::string key = p["a"].get<std::string>() + "|" + p["b"].get<std::string>() + ".rho_flip";

@@ -59,6 +59,9 @@ TEST(EnvelopeSim, AuditRecoversTheConfiguredRankFlips) {
   // The report and the GRID card carry it.
   const std::string md = testing::slurp(t / "out/report.md");
   EXPECT_NE(md.find("| sim-a vs sim-b | 12 | 6 | 6 | 0 | 0.500 |"), std::string::npos) << md;
+  // The pair table is a table in report.html too (an unescaped |C| in its header once made
+  // cmark-gfm print it as a paragraph of pipes).
+  EXPECT_NE(testing::slurp(t / "out/report.html").find("<td>sim-a vs sim-b</td>"), std::string::npos);
   // The variance partition keeps the free-form slice.
   EXPECT_EQ(e["variance"]["slice"], "scoring_path=free_form");
   const auto card = nlohmann::json::parse(testing::slurp(t / "out/grid_card.json"));
