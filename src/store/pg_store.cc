@@ -372,6 +372,12 @@ Result<std::unique_ptr<Store>> PgStore::open(const std::string& url) {
 Status PgStore::create_schema() {
   std::lock_guard lock(mu_);
   Conn& c = *conn_;
+  Txn txn(c, "create schema");
+  NF_RETURN_IF_ERROR(txn.begin());
+  // One creator at a time, the schema included: neither CREATE SCHEMA IF NOT EXISTS nor
+  // CREATE TABLE IF NOT EXISTS is safe under concurrency (two workers starting together
+  // got "duplicate key ... pg_namespace_nspname_index").
+  NF_RETURN_IF_ERROR(exec(c, "create schema", "SELECT pg_advisory_xact_lock(7346119051)").status());
   // search_path's first schema is the study's; create it if the URL names a new one.
   NF_ASSIGN_OR_RETURN(Res cur, exec(c, "open", "SELECT current_schema(), current_setting('search_path')"));
   if (cur.is_null(0, 0)) {
@@ -384,10 +390,6 @@ Status PgStore::create_schema() {
     NF_ASSIGN_OR_RETURN(Res quoted, exec(c, "open", "SELECT quote_ident($1)", {text(first)}));
     NF_RETURN_IF_ERROR(exec(c, "create schema", "CREATE SCHEMA IF NOT EXISTS " + quoted.str(0, 0)).status());
   }
-  Txn txn(c, "create schema");
-  NF_RETURN_IF_ERROR(txn.begin());
-  // One creator at a time (CREATE TABLE IF NOT EXISTS is not safe under concurrency).
-  NF_RETURN_IF_ERROR(exec(c, "create schema", "SELECT pg_advisory_xact_lock(7346119051)").status());
   NF_ASSIGN_OR_RETURN(Res has_meta, exec(c, "create schema", "SELECT to_regclass('meta') IS NOT NULL"));
   if (has_meta.boolean(0, 0)) {
     NF_ASSIGN_OR_RETURN(Res v, exec(c, "read schema version", "SELECT value FROM meta WHERE key = 'schema_version'"));

@@ -75,7 +75,8 @@ inline void worker_kill_scenario(int reps, int workers_n, int killed, bool major
   for (int w = 0; w < killed; ++w) {
     const int status = testing::kill_and_wait(workers[w], SIGKILL);
     ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
-        << "worker " << w << " had already exited before the kill; make the study larger";
+        << "worker " << w << " had already exited before the kill (done " << at_kill << " of " << planned
+        << "); its stderr: " << testing::slurp(d / ("w" + std::to_string(w) + ".err"));
   }
   ASSERT_LT(at_kill, planned) << "the plan was done before the kill; make the study larger";
   // Restart them (new worker ids); the killed workers' leases expire after 2 s.
