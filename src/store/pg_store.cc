@@ -543,22 +543,15 @@ Result<std::unordered_set<std::string>> PgStore::finished_keys() {
   return keys;
 }
 
-Status PgStore::write_draw_locked(const Draw& d, const std::vector<CacheEntry>& cache, int64_t now) {
-  Conn& c = *conn_;
-  NF_RETURN_IF_ERROR(check_draw(d, path_));
-  const DrawKey& k = d.key;
-  NF_ASSIGN_OR_RETURN(Res found, exec(c, "put_draw: find",
-                                      std::string("SELECT id, status FROM draws WHERE ") + kKeyWhere + " FOR UPDATE",
-                                      key_params(k)));
-  if (found.rows() > 0) {
-    const std::string status = found.str(0, 1);
-    if (status != draw_status_name(DrawStatus::kApiError))
-      return AlreadyExists(
-          fmt::format("store {}: draw {} is already stored with status {}", path_, k.to_string(), status));
-    NF_RETURN_IF_ERROR(exec(c, "put_draw: replace api_error", "DELETE FROM draws WHERE id = $1", {num(found.int64(0, 0))})
-                           .status());
-  }
-  std::vector<Param> p = key_params(k);
+namespace {
+
+constexpr const char* kDrawValues =
+    "$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21";
+
+// The 21 parameters of kDrawColumns for draw `d` written at `now`.
+std::vector<Param> draw_params(const Draw& d, int64_t now) {
+  std::vector<Param> p = key_params(d.key);
+  p.reserve(21);
   p.push_back(text(d.cluster));
   p.push_back(text(draw_status_name(d.status)));
   p.push_back(text(dump_json(d.request)));
@@ -575,11 +568,64 @@ Status PgStore::write_draw_locked(const Draw& d, const std::vector<CacheEntry>& 
   p.push_back(num(static_cast<int64_t>(d.attempts)));
   p.push_back(text(dump_json(d.extra)));
   p.push_back(num(now));
+  return p;
+}
+
+// A new draw with its outcomes, its cache entries and (`mark_planned`) its planned row
+// marked done, as ONE statement: data-modifying CTEs, atomic without BEGIN/COMMIT, so the
+// common case of the hot path is one round trip instead of six. Outcomes and cache entries
+// travel as JSON arrays (values as their shortest round-trip decimal text, so every double
+// reads back exactly; "inf" included). The draw insert does nothing when the key is
+// stored (ON CONFLICT DO NOTHING), and then neither do the others: false is returned and
+// the caller takes the transactional path (api_error replaced, AlreadyExists otherwise).
+Result<bool> insert_new_draw(PgStore::Conn& c, const Draw& d, const std::vector<Store::CacheEntry>& cache,
+                             bool mark_planned, int64_t now) {
+  std::vector<Param> p = draw_params(d, now);
+  json outcomes = json::array();
+  for (const Outcome& o : d.outcomes)
+    outcomes.push_back(json::array({text_utf8(o.name), fmt::format("{}", o.value), text_utf8(o.label)}));
+  json entries = json::array();
+  for (const Store::CacheEntry& e : cache) entries.push_back(json::array({text_utf8(e.key), dump_json(e.response)}));
+  p.push_back(text(dump_json(outcomes)));
+  p.push_back(text(dump_json(entries)));
+  std::string sql = fmt::format(
+      "WITH d AS (INSERT INTO draws({}) VALUES ({}) ON CONFLICT (subject, item, condition, config, replicate) DO NOTHING "
+      "RETURNING id), "
+      "o AS (INSERT INTO outcomes(draw_id, ord, name, value, label) SELECT d.id, e.n - 1, e.v->>0, (e.v->>1)::float8, "
+      "e.v->>2 FROM d, json_array_elements($22::json) WITH ORDINALITY AS e(v, n)), "
+      "c AS (INSERT INTO response_cache(key, response, created_at) SELECT e->>0, e->>1, $21 FROM d, "
+      "json_array_elements($23::json) AS e ON CONFLICT (key) DO UPDATE SET response = excluded.response, "
+      "created_at = excluded.created_at)",
+      kDrawColumns, kDrawValues);
+  if (mark_planned)
+    sql += fmt::format(", m AS (UPDATE planned_draws SET done = true, lease_owner = NULL, lease_until = NULL WHERE {} "
+                       "AND EXISTS (SELECT 1 FROM d))",
+                       kKeyWhere);
+  sql += " SELECT id FROM d";
+  NF_ASSIGN_OR_RETURN(Res r, exec(c, "put_draw", sql, p));
+  return r.rows() > 0;
+}
+
+}  // namespace
+
+Status PgStore::write_draw_locked(const Draw& d, const std::vector<CacheEntry>& cache, int64_t now) {
+  Conn& c = *conn_;
+  NF_RETURN_IF_ERROR(check_draw(d, path_));
+  const DrawKey& k = d.key;
+  NF_ASSIGN_OR_RETURN(Res found, exec(c, "put_draw: find",
+                                      std::string("SELECT id, status FROM draws WHERE ") + kKeyWhere + " FOR UPDATE",
+                                      key_params(k)));
+  if (found.rows() > 0) {
+    const std::string status = found.str(0, 1);
+    if (status != draw_status_name(DrawStatus::kApiError))
+      return AlreadyExists(
+          fmt::format("store {}: draw {} is already stored with status {}", path_, k.to_string(), status));
+    NF_RETURN_IF_ERROR(exec(c, "put_draw: replace api_error", "DELETE FROM draws WHERE id = $1", {num(found.int64(0, 0))})
+                           .status());
+  }
   auto inserted = exec(c, "put_draw: insert",
-                       fmt::format("INSERT INTO draws({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, "
-                                   "$13, $14, $15, $16, $17, $18, $19, $20, $21) RETURNING id",
-                                   kDrawColumns),
-                       p);
+                       fmt::format("INSERT INTO draws({}) VALUES ({}) RETURNING id", kDrawColumns, kDrawValues),
+                       draw_params(d, now));
   if (!inserted.ok()) {
     // Another worker committed the same key since our look-up (unique violation).
     if (inserted.status().code() == StatusCode::kAlreadyExists)
@@ -616,6 +662,11 @@ Status PgStore::put_draw_txn(const Draw& draw, const std::vector<CacheEntry>& ca
   Conn& c = *conn_;
   const std::string mark =
       std::string("UPDATE planned_draws SET done = true, lease_owner = NULL, lease_until = NULL WHERE ") + kKeyWhere;
+  NF_RETURN_IF_ERROR(check_draw(draw, path_));
+  // The common case (a key not stored yet): one statement, one round trip.
+  NF_ASSIGN_OR_RETURN(bool inserted, insert_new_draw(c, draw, cache, mark_planned, now_s()));
+  if (inserted) return Status::Ok();
+  // The key is stored: replace an api_error draw, else AlreadyExists (write_draw_locked).
   {
     Txn txn(c, "put_draw");
     NF_RETURN_IF_ERROR(txn.begin());

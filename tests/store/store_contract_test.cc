@@ -77,6 +77,30 @@ TEST_P(StoreContract, DrawRoundTripsByteForByte) {
   EXPECT_EQ(store_->get_draw({"m", "q9", "none", "default", 0}).status().code(), StatusCode::kNotFound);
 }
 
+TEST_P(StoreContract, ExtremeOutcomeValuesAndCacheEntriesRoundTripExactly) {
+  Draw d = sample_draw("m", "q1", "none", "default", 0);
+  const double inf = std::numeric_limits<double>::infinity();
+  d.outcomes = {{"a", inf, ""},
+                {"b", -inf, ""},
+                {"c", std::numeric_limits<double>::denorm_min(), "x"},
+                {"d", std::numeric_limits<double>::max(), ""},
+                {"e", 1.0 / 3.0, "quote \" and , comma"}};
+  ASSERT_TRUE(store_->put_draw_with_cache(d, {{"k1", {{"content", "a\"b"}}}, {"k2", {{"n", 0.1}}}}).ok());
+  auto got = store_->get_draw(d.key);
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  ASSERT_EQ(got->outcomes.size(), 5u);
+  for (size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(got->outcomes[i].name, d.outcomes[i].name);
+    EXPECT_EQ(got->outcomes[i].value, d.outcomes[i].value) << d.outcomes[i].name;
+    EXPECT_EQ(got->outcomes[i].label, d.outcomes[i].label);
+  }
+  EXPECT_EQ((**store_->cache_get("k1"))["content"], "a\"b");
+  EXPECT_EQ((**store_->cache_get("k2"))["n"], 0.1);
+  // A second write of the key writes nothing, cache entries included.
+  EXPECT_EQ(store_->put_draw_with_cache(d, {{"k3", {{"n", 1}}}}).code(), StatusCode::kAlreadyExists);
+  EXPECT_FALSE(store_->cache_get("k3")->has_value());
+}
+
 TEST_P(StoreContract, DuplicateKeyIsAlreadyExistsAndApiErrorIsReplaced) {
   Draw d = sample_draw("m", "q1", "none", "default", 0);
   ASSERT_TRUE(store_->put_draw(d).ok());
