@@ -14,42 +14,13 @@
 #include <fmt/format.h>
 
 #include "store/sqlite_store.h"
+#include "store/store_internal.h"
 #include "util/strings.h"
 
 namespace nf {
 namespace {
 
-/// string -> code, appending new strings to `names`. Guesses first that `s` is the string
-/// that followed the previous one last time (outcome names repeat in the same order draw
-/// after draw, labels and items repeat), which costs one comparison instead of a hash.
-class Encoder {
- public:
-  explicit Encoder(std::vector<std::string>* names) : names_(names) {
-    for (uint32_t i = 0; i < names_->size(); ++i) index_.emplace((*names_)[i], i);
-  }
-  uint32_t code(std::string_view s) {
-    if (prev_ < next_.size()) {
-      const uint32_t guess = next_[prev_];
-      if (guess != kNone && (*names_)[guess] == s) return prev_ = guess;
-    }
-    key_.assign(s);
-    auto [it, inserted] = index_.try_emplace(key_, static_cast<uint32_t>(names_->size()));
-    if (inserted) names_->push_back(key_);
-    if (prev_ != kNone) {
-      if (prev_ >= next_.size()) next_.resize(prev_ + 1, kNone);
-      next_[prev_] = it->second;
-    }
-    return prev_ = it->second;
-  }
-
- private:
-  static constexpr uint32_t kNone = UINT32_MAX;
-  std::vector<std::string>* names_;
-  std::unordered_map<std::string, uint32_t> index_;
-  std::vector<uint32_t> next_;  // code -> the code that followed it last time
-  uint32_t prev_ = kNone;
-  std::string key_;
-};
+using store_internal::Encoder;
 
 std::string_view column_text(sqlite3_stmt* s, int i) {
   const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(s, i));

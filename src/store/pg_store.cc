@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "store/export_format.h"
+#include "store/store_internal.h"
 #include "util/clock.h"
 
 namespace nf {
@@ -30,10 +31,15 @@ using store_export::axis_value_json;
 using store_export::config_axes;
 using store_export::csv_field;
 using store_export::write_csv_row;
+using store_internal::check_judgment;
+using store_internal::Encoder;
+using store_internal::judgment_key;
 
-// The PostgreSQL schema version: the SQLite store's tables (schema v2 minus judgments and
-// human_labels) plus planned_draws. Written to meta.schema_version.
-constexpr int kPgSchemaVersion = 1;
+// The PostgreSQL schema version (meta.schema_version; docs/store.md "PostgreSQL"): v1 is
+// the SQLite store's tables without judgments and human_labels, plus planned_draws
+// (kSchemaV1); v2 adds judgments and human_labels (kSchemaV2Delta). Its own numbering:
+// the SQLite store's version (kStoreSchemaVersion) counts SQLite files.
+constexpr int kPgSchemaVersion = 2;
 
 std::string dump_json(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
@@ -114,6 +120,10 @@ class Res {
   bool is_null(int row, int col) const { return PQgetisnull(r_.get(), row, col) != 0; }
   std::string str(int row, int col) const {
     return std::string(PQgetvalue(r_.get(), row, col), static_cast<size_t>(PQgetlength(r_.get(), row, col)));
+  }
+  /// The value as a view into the result (valid while this Res lives).
+  std::string_view view(int row, int col) const {
+    return std::string_view(PQgetvalue(r_.get(), row, col), static_cast<size_t>(PQgetlength(r_.get(), row, col)));
   }
   int64_t int64(int row, int col) const { return std::strtoll(PQgetvalue(r_.get(), row, col), nullptr, 10); }
   double dbl(int row, int col) const { return std::strtod(PQgetvalue(r_.get(), row, col), nullptr); }
@@ -247,9 +257,11 @@ constexpr const char* kDrawColumns =
     "content, error, latency_ms, prompt_tokens, completion_tokens, finish_reason, "
     "served_model, system_fingerprint, cached, attempts, extra, created_at";
 
-// Tables (docs/store.md "PostgreSQL"): the SQLite store's, with bytea for the bytes the
-// model sent, plus the shared plan. IF NOT EXISTS: any worker may run this first.
-constexpr const char* kSchema = R"sql(
+// Schema v1 exactly as the first published build created it (never edit it: a v1 store on
+// a server is migrated by the deltas below, a new store is created as v1 and migrated the
+// same way, so both paths give the same tables). The SQLite store's tables, with bytea for
+// the bytes the model sent, plus the shared plan.
+constexpr const char* kSchemaV1 = R"sql(
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS study(
   id INTEGER PRIMARY KEY CHECK (id = 1), name TEXT NOT NULL, hash TEXT NOT NULL, seed BIGINT NOT NULL,
@@ -305,6 +317,44 @@ CREATE TABLE IF NOT EXISTS planned_draws(
 CREATE INDEX IF NOT EXISTS planned_draws_open ON planned_draws(id) WHERE NOT done;
 )sql";
 
+// Schema v2: judge votes and human labels, with the SQLite store's rules (store.cc schema
+// v2, seed 004 §2.6, §3.4): a judgment is unique on (subject, item, judge, draw), imported
+// votes have draw_id NULL and the expression index makes (subject, item, judge) unique for
+// them; an ok judgment has a label. The judge's raw reply is bytea (the bytes as received).
+constexpr const char* kSchemaV2Delta = R"sql(
+CREATE TABLE judgments(
+  id               BIGSERIAL PRIMARY KEY,
+  subject          TEXT NOT NULL,
+  subject_provider TEXT NOT NULL,
+  item             TEXT NOT NULL,
+  cluster          TEXT NOT NULL,
+  judge            TEXT NOT NULL,
+  judge_provider   TEXT NOT NULL,
+  label            INTEGER CHECK (label IN (0, 1)),
+  status           TEXT NOT NULL CHECK (status IN ('ok', 'parse_error', 'api_error')),
+  draw_id          BIGINT REFERENCES draws(id) ON DELETE SET NULL,
+  raw_response     BYTEA NOT NULL,
+  settings         TEXT NOT NULL,
+  created_at       BIGINT NOT NULL,
+  CHECK (status <> 'ok' OR label IS NOT NULL));
+CREATE UNIQUE INDEX judgments_key ON judgments(subject, item, judge, coalesce(draw_id, 0));
+CREATE INDEX judgments_by_draw ON judgments(draw_id) WHERE draw_id IS NOT NULL;
+CREATE TABLE human_labels(
+  rater   TEXT NOT NULL,
+  subject TEXT NOT NULL,
+  item    TEXT NOT NULL,
+  label   INTEGER NOT NULL CHECK (label IN (0, 1)),
+  PRIMARY KEY (rater, subject, item));
+)sql";
+
+// A migration turns schema `from` into `from + 1` inside the schema transaction (under the
+// advisory lock). Append one per schema change; never edit or reorder published ones.
+struct PgMigration {
+  int from;
+  const char* sql;
+};
+constexpr PgMigration kPgMigrations[] = {{1, kSchemaV2Delta}};
+
 Status check_draw(const Draw& d, const std::string& name) {
   const DrawKey& k = d.key;
   if (k.replicate < 0)
@@ -320,23 +370,6 @@ Status check_draw(const Draw& d, const std::string& name) {
   }
   return Status::Ok();
 }
-
-/// string -> dictionary code, appending new strings (as outcome_frame.cc's encoder).
-class Encoder {
- public:
-  explicit Encoder(std::vector<std::string>* names) : names_(names) {
-    for (uint32_t i = 0; i < names_->size(); ++i) index_.emplace((*names_)[i], i);
-  }
-  uint32_t code(const std::string& s) {
-    auto [it, inserted] = index_.try_emplace(s, static_cast<uint32_t>(names_->size()));
-    if (inserted) names_->push_back(s);
-    return it->second;
-  }
-
- private:
-  std::vector<std::string>* names_;
-  std::unordered_map<std::string, uint32_t> index_;
-};
 
 Status unimplemented(const std::string& name, std::string_view op) {
   return Unimplemented(fmt::format("store {}: {} is not supported by the PostgreSQL store (docs/store.md lists "
@@ -391,19 +424,36 @@ Status PgStore::create_schema() {
     NF_RETURN_IF_ERROR(exec(c, "create schema", "CREATE SCHEMA IF NOT EXISTS " + quoted.str(0, 0)).status());
   }
   NF_ASSIGN_OR_RETURN(Res has_meta, exec(c, "create schema", "SELECT to_regclass('meta') IS NOT NULL"));
+  int version = 0;
   if (has_meta.boolean(0, 0)) {
     NF_ASSIGN_OR_RETURN(Res v, exec(c, "read schema version", "SELECT value FROM meta WHERE key = 'schema_version'"));
     if (v.rows() == 0) return DataLoss(fmt::format("store {}: table meta has no schema_version: not a noisefloor store", c.name));
-    const int version = std::atoi(v.str(0, 0).c_str());
+    version = std::atoi(v.str(0, 0).c_str());
+    if (version < 1)
+      return DataLoss(fmt::format("store {}: meta.schema_version '{}' is not a schema version", c.name, v.str(0, 0)));
     if (version > kPgSchemaVersion)
       return FailedPrecondition(fmt::format("store {}: PostgreSQL schema version {} is newer than this build's ({})",
                                             c.name, version, kPgSchemaVersion));
+  } else {
+    NF_RETURN_IF_ERROR(exec(c, "create schema", kSchemaV1).status());
+    NF_RETURN_IF_ERROR(exec(c, "create schema",
+                            "INSERT INTO meta(key, value) VALUES ('schema_version', '1'), ('created_by', $1)",
+                            {text(NOISEFLOOR_VERSION)})
+                           .status());
+    version = 1;
   }
-  NF_RETURN_IF_ERROR(exec(c, "create schema", kSchema).status());
-  NF_RETURN_IF_ERROR(exec(c, "create schema",
-                          "INSERT INTO meta(key, value) VALUES ('schema_version', $1), ('created_by', $2) "
-                          "ON CONFLICT (key) DO NOTHING",
-                          {num(static_cast<int64_t>(kPgSchemaVersion)), text(NOISEFLOOR_VERSION)})
+  if (version == kPgSchemaVersion) return txn.commit();
+  for (const PgMigration& m : kPgMigrations) {
+    if (m.from < version) continue;
+    if (m.from != version)
+      return Internal(fmt::format("store {}: no migration from PostgreSQL schema version {}", c.name, version));
+    NF_RETURN_IF_ERROR(exec(c, fmt::format("migrate schema {} -> {}", m.from, m.from + 1), m.sql).status());
+    ++version;
+  }
+  NF_RETURN_IF_ERROR(exec(c, "migrate schema",
+                          "INSERT INTO meta(key, value) VALUES ('schema_version', $1), ('tool_version', $2) "
+                          "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                          {num(static_cast<int64_t>(version)), text(NOISEFLOOR_VERSION)})
                          .status());
   return txn.commit();
 }
@@ -493,22 +543,15 @@ Result<std::unordered_set<std::string>> PgStore::finished_keys() {
   return keys;
 }
 
-Status PgStore::write_draw_locked(const Draw& d, const std::vector<CacheEntry>& cache, int64_t now) {
-  Conn& c = *conn_;
-  NF_RETURN_IF_ERROR(check_draw(d, path_));
-  const DrawKey& k = d.key;
-  NF_ASSIGN_OR_RETURN(Res found, exec(c, "put_draw: find",
-                                      std::string("SELECT id, status FROM draws WHERE ") + kKeyWhere + " FOR UPDATE",
-                                      key_params(k)));
-  if (found.rows() > 0) {
-    const std::string status = found.str(0, 1);
-    if (status != draw_status_name(DrawStatus::kApiError))
-      return AlreadyExists(
-          fmt::format("store {}: draw {} is already stored with status {}", path_, k.to_string(), status));
-    NF_RETURN_IF_ERROR(exec(c, "put_draw: replace api_error", "DELETE FROM draws WHERE id = $1", {num(found.int64(0, 0))})
-                           .status());
-  }
-  std::vector<Param> p = key_params(k);
+namespace {
+
+constexpr const char* kDrawValues =
+    "$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21";
+
+// The 21 parameters of kDrawColumns for draw `d` written at `now`.
+std::vector<Param> draw_params(const Draw& d, int64_t now) {
+  std::vector<Param> p = key_params(d.key);
+  p.reserve(21);
   p.push_back(text(d.cluster));
   p.push_back(text(draw_status_name(d.status)));
   p.push_back(text(dump_json(d.request)));
@@ -525,11 +568,64 @@ Status PgStore::write_draw_locked(const Draw& d, const std::vector<CacheEntry>& 
   p.push_back(num(static_cast<int64_t>(d.attempts)));
   p.push_back(text(dump_json(d.extra)));
   p.push_back(num(now));
+  return p;
+}
+
+// A new draw with its outcomes, its cache entries and (`mark_planned`) its planned row
+// marked done, as ONE statement: data-modifying CTEs, atomic without BEGIN/COMMIT, so the
+// common case of the hot path is one round trip instead of six. Outcomes and cache entries
+// travel as JSON arrays (values as their shortest round-trip decimal text, so every double
+// reads back exactly; "inf" included). The draw insert does nothing when the key is
+// stored (ON CONFLICT DO NOTHING), and then neither do the others: false is returned and
+// the caller takes the transactional path (api_error replaced, AlreadyExists otherwise).
+Result<bool> insert_new_draw(PgStore::Conn& c, const Draw& d, const std::vector<Store::CacheEntry>& cache,
+                             bool mark_planned, int64_t now) {
+  std::vector<Param> p = draw_params(d, now);
+  json outcomes = json::array();
+  for (const Outcome& o : d.outcomes)
+    outcomes.push_back(json::array({text_utf8(o.name), fmt::format("{}", o.value), text_utf8(o.label)}));
+  json entries = json::array();
+  for (const Store::CacheEntry& e : cache) entries.push_back(json::array({text_utf8(e.key), dump_json(e.response)}));
+  p.push_back(text(dump_json(outcomes)));
+  p.push_back(text(dump_json(entries)));
+  std::string sql = fmt::format(
+      "WITH d AS (INSERT INTO draws({}) VALUES ({}) ON CONFLICT (subject, item, condition, config, replicate) DO NOTHING "
+      "RETURNING id), "
+      "o AS (INSERT INTO outcomes(draw_id, ord, name, value, label) SELECT d.id, e.n - 1, e.v->>0, (e.v->>1)::float8, "
+      "e.v->>2 FROM d, json_array_elements($22::json) WITH ORDINALITY AS e(v, n)), "
+      "c AS (INSERT INTO response_cache(key, response, created_at) SELECT e->>0, e->>1, $21 FROM d, "
+      "json_array_elements($23::json) AS e ON CONFLICT (key) DO UPDATE SET response = excluded.response, "
+      "created_at = excluded.created_at)",
+      kDrawColumns, kDrawValues);
+  if (mark_planned)
+    sql += fmt::format(", m AS (UPDATE planned_draws SET done = true, lease_owner = NULL, lease_until = NULL WHERE {} "
+                       "AND EXISTS (SELECT 1 FROM d))",
+                       kKeyWhere);
+  sql += " SELECT id FROM d";
+  NF_ASSIGN_OR_RETURN(Res r, exec(c, "put_draw", sql, p));
+  return r.rows() > 0;
+}
+
+}  // namespace
+
+Status PgStore::write_draw_locked(const Draw& d, const std::vector<CacheEntry>& cache, int64_t now) {
+  Conn& c = *conn_;
+  NF_RETURN_IF_ERROR(check_draw(d, path_));
+  const DrawKey& k = d.key;
+  NF_ASSIGN_OR_RETURN(Res found, exec(c, "put_draw: find",
+                                      std::string("SELECT id, status FROM draws WHERE ") + kKeyWhere + " FOR UPDATE",
+                                      key_params(k)));
+  if (found.rows() > 0) {
+    const std::string status = found.str(0, 1);
+    if (status != draw_status_name(DrawStatus::kApiError))
+      return AlreadyExists(
+          fmt::format("store {}: draw {} is already stored with status {}", path_, k.to_string(), status));
+    NF_RETURN_IF_ERROR(exec(c, "put_draw: replace api_error", "DELETE FROM draws WHERE id = $1", {num(found.int64(0, 0))})
+                           .status());
+  }
   auto inserted = exec(c, "put_draw: insert",
-                       fmt::format("INSERT INTO draws({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, "
-                                   "$13, $14, $15, $16, $17, $18, $19, $20, $21) RETURNING id",
-                                   kDrawColumns),
-                       p);
+                       fmt::format("INSERT INTO draws({}) VALUES ({}) RETURNING id", kDrawColumns, kDrawValues),
+                       draw_params(d, now));
   if (!inserted.ok()) {
     // Another worker committed the same key since our look-up (unique violation).
     if (inserted.status().code() == StatusCode::kAlreadyExists)
@@ -566,6 +662,11 @@ Status PgStore::put_draw_txn(const Draw& draw, const std::vector<CacheEntry>& ca
   Conn& c = *conn_;
   const std::string mark =
       std::string("UPDATE planned_draws SET done = true, lease_owner = NULL, lease_until = NULL WHERE ") + kKeyWhere;
+  NF_RETURN_IF_ERROR(check_draw(draw, path_));
+  // The common case (a key not stored yet): one statement, one round trip.
+  NF_ASSIGN_OR_RETURN(bool inserted, insert_new_draw(c, draw, cache, mark_planned, now_s()));
+  if (inserted) return Status::Ok();
+  // The key is stored: replace an api_error draw, else AlreadyExists (write_draw_locked).
   {
     Txn txn(c, "put_draw");
     NF_RETURN_IF_ERROR(txn.begin());
@@ -601,6 +702,12 @@ Status PgStore::replace_draw(const Draw& draw) {
   Conn& c = *conn_;
   Txn txn(c, "replace_draw");
   NF_RETURN_IF_ERROR(txn.begin());
+  // Judgments of the replaced draw judged an answer that no longer exists (as SQLite).
+  NF_RETURN_IF_ERROR(exec(c, "replace_draw: judgments",
+                          std::string("DELETE FROM judgments WHERE draw_id IN (SELECT id FROM draws WHERE ") + kKeyWhere +
+                              ")",
+                          key_params(draw.key))
+                         .status());
   NF_RETURN_IF_ERROR(
       exec(c, "replace_draw", std::string("DELETE FROM draws WHERE ") + kKeyWhere, key_params(draw.key)).status());
   NF_RETURN_IF_ERROR(write_draw_locked(draw, {}, now_s()));
@@ -658,19 +765,19 @@ Status PgStore::scan_outcome_codes(bool include_cached, OutcomeDictionaries* dic
         const int64_t id = r.int64(i, 0);
         if (id != last_draw) {
           last_draw = id;
-          oc.subject = subjects.code(r.str(i, 1));
-          oc.config = configs.code(r.str(i, 2));
-          oc.condition = conditions.code(r.str(i, 3));
-          const std::string item = r.str(i, 4);
+          oc.subject = subjects.code(r.view(i, 1));
+          oc.config = configs.code(r.view(i, 2));
+          oc.condition = conditions.code(r.view(i, 3));
+          const std::string_view item = r.view(i, 4);
           oc.item = items.code(item);
-          const std::string cluster = r.str(i, 5);
+          const std::string_view cluster = r.view(i, 5);
           oc.cluster = clusters.code(cluster.empty() ? item : cluster);
           oc.cluster_given = !cluster.empty();
           oc.replicate = static_cast<int32_t>(r.int64(i, 6));
         }
-        oc.outcome = outcomes.code(r.str(i, 7));
+        oc.outcome = outcomes.code(r.view(i, 7));
         oc.value = r.dbl(i, 8);
-        oc.label = labels.code(r.str(i, 9));
+        oc.label = labels.code(r.view(i, 9));
         fn(oc);
       });
 }
@@ -746,19 +853,191 @@ Result<int64_t> PgStore::count_key(const DrawKey& key) {
   return r.int64(0, 0);
 }
 
-Status PgStore::put_judgments(const std::vector<JudgmentRow>&) { return unimplemented(path_, "put_judgments"); }
-Result<std::vector<JudgmentRow>> PgStore::judgments() { return std::vector<JudgmentRow>(); }
-Result<int64_t> PgStore::judgment_count() { return int64_t{0}; }
-Status PgStore::put_human_labels(const std::vector<HumanLabelRow>&) { return unimplemented(path_, "put_human_labels"); }
-Result<std::vector<HumanLabelRow>> PgStore::human_labels() { return std::vector<HumanLabelRow>(); }
-Status PgStore::replace_judgments(const std::vector<JudgmentRow>&) { return unimplemented(path_, "replace_judgments"); }
+// ---- judgments and human labels (schema v2) ------------------------------------------
+
+namespace {
+
+constexpr const char* kInsertJudgment =
+    "INSERT INTO judgments(subject, subject_provider, item, cluster, judge, judge_provider, label, status, draw_id, "
+    "raw_response, settings, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)";
+
+std::vector<Param> judgment_params(const JudgmentRow& r, int64_t now) {
+  return {text(r.subject),
+          text(r.subject_provider),
+          text(r.item),
+          text(r.cluster.empty() ? r.item : r.cluster),
+          text(r.judge),
+          text(r.judge_provider),
+          r.label ? num(static_cast<int64_t>(*r.label)) : null_param(),
+          text(r.status),
+          r.draw_id ? num(*r.draw_id) : null_param(),
+          bytes(r.raw_response),
+          text(dump_json(r.settings)),
+          num(r.created_at != 0 ? r.created_at : now)};
+}
+
+}  // namespace
+
+Status PgStore::put_judgments(const std::vector<JudgmentRow>& rows) {
+  std::lock_guard lock(mu_);
+  Conn& c = *conn_;
+  Txn txn(c, "put_judgments");
+  NF_RETURN_IF_ERROR(txn.begin());
+  const int64_t now = now_s();
+  for (const JudgmentRow& r : rows) {
+    NF_RETURN_IF_ERROR(check_judgment(r, path_));
+    // The row under the same key is locked until COMMIT, so a concurrent judge waits here.
+    NF_ASSIGN_OR_RETURN(Res found, exec(c, "put_judgments: find",
+                                        "SELECT id, status FROM judgments WHERE subject = $1 AND item = $2 AND "
+                                        "judge = $3 AND coalesce(draw_id, 0) = $4 FOR UPDATE",
+                                        {text(r.subject), text(r.item), text(r.judge), num(r.draw_id.value_or(0))}));
+    if (found.rows() > 0) {
+      const std::string status = found.str(0, 1);
+      if (status != "api_error")
+        return AlreadyExists(fmt::format("store {}: judgment {} is already stored with status {}", path_,
+                                         judgment_key(r), status));
+      NF_RETURN_IF_ERROR(exec(c, "put_judgments: replace api_error", "DELETE FROM judgments WHERE id = $1",
+                              {num(found.int64(0, 0))})
+                             .status());
+    }
+    auto inserted = exec(c, "put_judgments: insert", kInsertJudgment, judgment_params(r, now));
+    if (!inserted.ok() && inserted.status().code() == StatusCode::kAlreadyExists)  // another writer, since the find
+      return AlreadyExists(fmt::format("store {}: judgment {} was stored by another writer", path_, judgment_key(r)));
+    NF_RETURN_IF_ERROR(inserted.status());
+  }
+  return txn.commit();
+}
+
+Status PgStore::replace_judgments(const std::vector<JudgmentRow>& rows) {
+  std::lock_guard lock(mu_);
+  Conn& c = *conn_;
+  Txn txn(c, "replace_judgments");
+  NF_RETURN_IF_ERROR(txn.begin());
+  const int64_t now = now_s();
+  for (const JudgmentRow& r : rows) {
+    NF_RETURN_IF_ERROR(check_judgment(r, path_));
+    NF_RETURN_IF_ERROR(exec(c, "replace_judgments: delete",
+                            "DELETE FROM judgments WHERE judge = $3 AND (($4::bigint <> 0 AND draw_id = $4::bigint) OR "
+                            "($4::bigint = 0 AND draw_id IS NULL AND subject = $1 AND item = $2))",
+                            {text(r.subject), text(r.item), text(r.judge), num(r.draw_id.value_or(0))})
+                           .status());
+    NF_RETURN_IF_ERROR(exec(c, "replace_judgments: insert", kInsertJudgment, judgment_params(r, now)).status());
+  }
+  return txn.commit();
+}
+
+Result<std::vector<JudgmentRow>> PgStore::judgments() {
+  std::lock_guard lock(mu_);
+  std::vector<JudgmentRow> out;
+  Status row_error;
+  NF_RETURN_IF_ERROR(for_each_row(
+      *conn_, "judgments",
+      "SELECT subject, subject_provider, item, cluster, judge, judge_provider, label, status, draw_id, raw_response, "
+      "settings, created_at FROM judgments ORDER BY subject COLLATE \"C\", item COLLATE \"C\", judge COLLATE \"C\", id",
+      {}, [&](const Res& q, int i) {
+        if (!row_error.ok()) return;
+        JudgmentRow& r = out.emplace_back();
+        r.subject = q.str(i, 0);
+        r.subject_provider = q.str(i, 1);
+        r.item = q.str(i, 2);
+        r.cluster = q.str(i, 3);
+        r.judge = q.str(i, 4);
+        r.judge_provider = q.str(i, 5);
+        if (!q.is_null(i, 6)) r.label = static_cast<int>(q.int64(i, 6));
+        r.status = q.str(i, 7);
+        if (!q.is_null(i, 8)) r.draw_id = q.int64(i, 8);
+        r.raw_response = q.bytea(i, 9);
+        auto settings = parse_json_text(q.str(i, 10), "judgment settings", path_);
+        if (!settings.ok()) row_error = settings.status();
+        else r.settings = std::move(*settings);
+        r.created_at = q.int64(i, 11);
+      }));
+  NF_RETURN_IF_ERROR(row_error);
+  return out;
+}
+
+Result<int64_t> PgStore::judgment_count() {
+  std::lock_guard lock(mu_);
+  NF_ASSIGN_OR_RETURN(Res r, exec(*conn_, "judgment_count", "SELECT count(*) FROM judgments"));
+  return r.int64(0, 0);
+}
+
+Status PgStore::put_human_labels(const std::vector<HumanLabelRow>& rows) {
+  std::lock_guard lock(mu_);
+  Conn& c = *conn_;
+  Txn txn(c, "put_human_labels");
+  NF_RETURN_IF_ERROR(txn.begin());
+  for (const HumanLabelRow& r : rows) {
+    NF_RETURN_IF_ERROR(store_internal::check_human_label(r, path_));
+    NF_ASSIGN_OR_RETURN(Res ins, exec(c, "put_human_labels: insert",
+                                      "INSERT INTO human_labels(rater, subject, item, label) VALUES ($1, $2, $3, $4) "
+                                      "ON CONFLICT DO NOTHING RETURNING 1",
+                                      {text(r.rater), text(r.subject), text(r.item), num(static_cast<int64_t>(r.label))}));
+    if (ins.rows() == 0)
+      return AlreadyExists(fmt::format("store {}: human label (rater {}, subject {}, item {}) is already stored",
+                                       path_, r.rater, r.subject, r.item));
+  }
+  return txn.commit();
+}
+
+Result<std::vector<HumanLabelRow>> PgStore::human_labels() {
+  std::lock_guard lock(mu_);
+  std::vector<HumanLabelRow> out;
+  NF_RETURN_IF_ERROR(for_each_row(*conn_, "human_labels",
+                                  "SELECT rater, subject, item, label FROM human_labels ORDER BY rater COLLATE \"C\", "
+                                  "subject COLLATE \"C\", item COLLATE \"C\"",
+                                  {}, [&](const Res& q, int i) {
+                                    out.push_back({q.str(i, 0), q.str(i, 1), q.str(i, 2),
+                                                   static_cast<int>(q.int64(i, 3))});
+                                  }));
+  return out;
+}
+
 Result<std::vector<Store::JudgeableDraw>> PgStore::ok_draws_for_judging() {
-  return unimplemented(path_, "judging (ok_draws_for_judging)");
+  std::lock_guard lock(mu_);
+  std::vector<JudgeableDraw> out;
+  Status row_error;
+  NF_RETURN_IF_ERROR(for_each_row(
+      *conn_, "ok_draws_for_judging",
+      "SELECT id, subject, item, condition, config, replicate, cluster, request, content FROM draws "
+      "WHERE status = 'ok' ORDER BY id",
+      {}, [&](const Res& q, int i) {
+        if (!row_error.ok()) return;
+        JudgeableDraw d;
+        d.id = q.int64(i, 0);
+        d.key = DrawKey{q.str(i, 1), q.str(i, 2), q.str(i, 3), q.str(i, 4), static_cast<int>(q.int64(i, 5))};
+        d.cluster = q.str(i, 6);
+        auto request = parse_json_text(q.str(i, 7), "draw request", path_);
+        if (!request.ok()) {
+          row_error = request.status();
+          return;
+        }
+        d.request = std::move(*request);
+        d.content = q.bytea(i, 8);
+        out.push_back(std::move(d));
+      }));
+  NF_RETURN_IF_ERROR(row_error);
+  return out;
 }
+
 Result<std::map<std::pair<int64_t, std::string>, std::string>> PgStore::judgment_status_by_draw() {
-  return std::map<std::pair<int64_t, std::string>, std::string>();
+  std::lock_guard lock(mu_);
+  std::map<std::pair<int64_t, std::string>, std::string> out;
+  NF_RETURN_IF_ERROR(for_each_row(*conn_, "judgment_status_by_draw",
+                                  "SELECT draw_id, judge, status FROM judgments WHERE draw_id IS NOT NULL", {},
+                                  [&](const Res& q, int i) { out[{q.int64(i, 0), q.str(i, 1)}] = q.str(i, 2); }));
+  return out;
 }
-Result<std::map<int64_t, std::string>> PgStore::judged_draw_conditions() { return std::map<int64_t, std::string>(); }
+
+Result<std::map<int64_t, std::string>> PgStore::judged_draw_conditions() {
+  std::lock_guard lock(mu_);
+  std::map<int64_t, std::string> out;
+  NF_RETURN_IF_ERROR(for_each_row(
+      *conn_, "judged_draw_conditions",
+      "SELECT id, condition FROM draws WHERE id IN (SELECT draw_id FROM judgments WHERE draw_id IS NOT NULL)", {},
+      [&](const Res& q, int i) { out[q.int64(i, 0)] = q.str(i, 1); }));
+  return out;
+}
 
 Result<std::vector<ItemRow>> PgStore::items() {
   std::lock_guard lock(mu_);

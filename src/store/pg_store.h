@@ -1,7 +1,8 @@
 // The PostgreSQL implementation of Store (docs/store.md "PostgreSQL"): one database (or
 // one schema, chosen by the URL's search_path) per study, shared by any number of
 // `noisefloor worker` processes on any number of machines. Same tables and write rules
-// as the SQLite store, plus `planned_draws` (the shared plan with leases). Internal to
+// as the SQLite store (judgments and human labels included, schema v2), plus
+// `planned_draws` (the shared plan with leases). Internal to
 // src/store; open it through Store::open("postgresql://...").
 #pragma once
 
@@ -22,7 +23,8 @@ class PgStore final : public Store {
   /// first schema of search_path if it does not exist, and creates the tables if absent
   /// (under an advisory lock, so concurrent workers create them once). Errors: Unavailable
   /// if the server cannot be reached or refuses the login; FailedPrecondition if the
-  /// database holds a newer noisefloor schema; DataLoss for any other server error.
+  /// database holds a newer noisefloor schema; DataLoss for any other server error. An
+  /// older schema (v1: no judgments) is migrated in place under the same lock.
   static Result<std::unique_ptr<Store>> open(const std::string& url);
 
   ~PgStore() override;
@@ -57,27 +59,21 @@ class PgStore final : public Store {
   Result<Draw> get_draw(const DrawKey& key) override;
   Result<int64_t> draw_count() override;
   Result<int64_t> count_key(const DrawKey& key) override;
-  /// Unimplemented (judging runs on SQLite stores; docs/store.md).
+  // Judgments and human labels (schema v2): the SQLite store's rules (store.h), the same
+  // unique key (subject, item, judge, coalesce(draw_id, 0)) and the same messages.
   Status put_judgments(const std::vector<JudgmentRow>& rows) override;
-  /// Empty on PostgreSQL (no judgments can be written); judgment_count 0.
   Result<std::vector<JudgmentRow>> judgments() override;
   Result<int64_t> judgment_count() override;
-  /// Unimplemented (human labels are imported into SQLite stores).
   Status put_human_labels(const std::vector<HumanLabelRow>& rows) override;
-  /// Empty on PostgreSQL.
   Result<std::vector<HumanLabelRow>> human_labels() override;
   Result<std::vector<ItemRow>> items() override;
   Status export_jsonl(std::ostream& out) override;
   Status export_csv(std::ostream& out) override;
-  /// Unimplemented (judging runs on SQLite stores).
   Result<std::vector<JudgeableDraw>> ok_draws_for_judging() override;
-  /// Empty on PostgreSQL.
   Result<std::map<std::pair<int64_t, std::string>, std::string>> judgment_status_by_draw() override;
   Result<std::map<std::string, nlohmann::json>> subject_specs() override;
   Result<std::map<std::string, std::vector<std::string>>> served_models() override;
-  /// Empty on PostgreSQL.
   Result<std::map<int64_t, std::string>> judged_draw_conditions() override;
-  /// Unimplemented.
   Status replace_judgments(const std::vector<JudgmentRow>& rows) override;
 
   Status plan_draw_keys(const std::vector<DrawKey>& keys) override;

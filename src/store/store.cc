@@ -5,6 +5,7 @@
 
 #include "store/export_format.h"
 #include "store/group_commit.h"
+#include "store/store_internal.h"
 
 #include <sqlite3.h>
 
@@ -1088,30 +1089,8 @@ Result<int64_t> SqliteStore::count_key(const DrawKey& key) {
 
 // ---- judgments and human labels (schema v2) -----------------------------------------
 
-namespace {
-
-std::string judgment_key(const JudgmentRow& r) {
-  return fmt::format("(subject {}, item {}, judge {}, draw {})", r.subject, r.item, r.judge,
-                     r.draw_id ? std::to_string(*r.draw_id) : std::string("none"));
-}
-
-Status check_judgment(const JudgmentRow& r, const std::string& path) {
-  if (r.subject.empty() || r.item.empty() || r.judge.empty())
-    return InvalidArgument(fmt::format("store {}: put_judgments {}: subject, item and judge must be non-empty",
-                                       path, judgment_key(r)));
-  if (r.status != "ok" && r.status != "parse_error" && r.status != "api_error")
-    return InvalidArgument(fmt::format("store {}: put_judgments {}: unknown status '{}' (ok, parse_error, api_error)",
-                                       path, judgment_key(r), r.status));
-  if (r.label && *r.label != 0 && *r.label != 1)
-    return InvalidArgument(fmt::format("store {}: put_judgments {}: label must be 0 or 1, got {}", path,
-                                       judgment_key(r), *r.label));
-  if (r.status == "ok" && !r.label)
-    return InvalidArgument(fmt::format("store {}: put_judgments {}: an ok judgment needs a label", path,
-                                       judgment_key(r)));
-  return Status::Ok();
-}
-
-}  // namespace
+using store_internal::check_judgment;
+using store_internal::judgment_key;
 
 namespace {
 
@@ -1213,12 +1192,7 @@ Status SqliteStore::put_human_labels(const std::vector<HumanLabelRow>& rows) {
       "INSERT INTO human_labels(rater, subject, item, label) VALUES(?1, ?2, ?3, ?4)", "put_human_labels: insert",
       path_));
   for (const HumanLabelRow& r : rows) {
-    if (r.rater.empty() || r.subject.empty() || r.item.empty())
-      return InvalidArgument(fmt::format("store {}: put_human_labels (rater {}, subject {}, item {}): rater, subject "
-                                         "and item must be non-empty", path_, r.rater, r.subject, r.item));
-    if (r.label != 0 && r.label != 1)
-      return InvalidArgument(fmt::format("store {}: put_human_labels (rater {}, subject {}, item {}): label must be "
-                                         "0 or 1, got {}", path_, r.rater, r.subject, r.item, r.label));
+    NF_RETURN_IF_ERROR(store_internal::check_human_label(r, path_));
     find.reset();
     find.bind(1, r.rater).bind(2, r.subject).bind(3, r.item);
     NF_ASSIGN_OR_RETURN(bool exists, find.step());

@@ -5,7 +5,9 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -73,6 +75,30 @@ TEST_P(StoreContract, DrawRoundTripsByteForByte) {
   EXPECT_EQ(got->outcomes[1].value, 0.1 + 0.2);  // the exact double
   EXPECT_EQ(got->outcomes[1].label, "B");
   EXPECT_EQ(store_->get_draw({"m", "q9", "none", "default", 0}).status().code(), StatusCode::kNotFound);
+}
+
+TEST_P(StoreContract, ExtremeOutcomeValuesAndCacheEntriesRoundTripExactly) {
+  Draw d = sample_draw("m", "q1", "none", "default", 0);
+  const double inf = std::numeric_limits<double>::infinity();
+  d.outcomes = {{"a", inf, ""},
+                {"b", -inf, ""},
+                {"c", std::numeric_limits<double>::denorm_min(), "x"},
+                {"d", std::numeric_limits<double>::max(), ""},
+                {"e", 1.0 / 3.0, "quote \" and , comma"}};
+  ASSERT_TRUE(store_->put_draw_with_cache(d, {{"k1", {{"content", "a\"b"}}}, {"k2", {{"n", 0.1}}}}).ok());
+  auto got = store_->get_draw(d.key);
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  ASSERT_EQ(got->outcomes.size(), 5u);
+  for (size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(got->outcomes[i].name, d.outcomes[i].name);
+    EXPECT_EQ(got->outcomes[i].value, d.outcomes[i].value) << d.outcomes[i].name;
+    EXPECT_EQ(got->outcomes[i].label, d.outcomes[i].label);
+  }
+  EXPECT_EQ((**store_->cache_get("k1"))["content"], "a\"b");
+  EXPECT_EQ((**store_->cache_get("k2"))["n"], 0.1);
+  // A second write of the key writes nothing, cache entries included.
+  EXPECT_EQ(store_->put_draw_with_cache(d, {{"k3", {{"n", 1}}}}).code(), StatusCode::kAlreadyExists);
+  EXPECT_FALSE(store_->cache_get("k3")->has_value());
 }
 
 TEST_P(StoreContract, DuplicateKeyIsAlreadyExistsAndApiErrorIsReplaced) {
@@ -212,6 +238,163 @@ TEST_P(StoreContract, ReplaceDrawOverwritesAnyStatus) {
   EXPECT_EQ(*store_->draw_count(), 1);
 }
 
+// ---- judgments and human labels (schema v2 on SQLite, v2 on PostgreSQL) --------------
+
+JudgmentRow vote(const std::string& subject, const std::string& item, const std::string& judge,
+                 std::optional<int> label) {
+  JudgmentRow r;
+  r.subject = subject;
+  r.subject_provider = "openai";
+  r.item = item;
+  r.cluster = "p-" + item;
+  r.judge = judge;
+  r.judge_provider = judge;
+  r.label = label;
+  r.status = label ? "ok" : "api_error";
+  return r;
+}
+
+TEST_P(StoreContract, JudgmentsRoundTripInByteOrder) {
+  JudgmentRow b = vote("gpt", "2", "xai", 0);
+  b.settings = {{"temperature", 0}, {"model", "grok-4"}};
+  b.raw_response = std::string("{\"verdict\": 0} \xff\x00 raw", 21);  // the judge's bytes, not UTF-8, a NUL
+  b.created_at = 1700000000;
+  JudgmentRow upper = vote("gpt", "B", "openai", 1);  // "B" < "a" byte-wise
+  upper.cluster = "";                                  // the item is its own cluster
+  ASSERT_TRUE(store_->put_judgments({b, vote("gpt", "1", "openai", 1), vote("gpt", "1", "xai", std::nullopt),
+                                     vote("gpt", "a", "openai", 0), upper})
+                  .ok());
+  auto rows = store_->judgments();
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  ASSERT_EQ(rows->size(), 5u);
+  std::vector<std::string> order;
+  for (const auto& r : *rows) order.push_back(r.item + "/" + r.judge);
+  EXPECT_EQ(order, (std::vector<std::string>{"1/openai", "1/xai", "2/xai", "B/openai", "a/openai"}));
+  EXPECT_EQ((*rows)[0].label, 1);
+  EXPECT_EQ((*rows)[0].subject_provider, "openai");
+  EXPECT_FALSE((*rows)[1].label.has_value());
+  EXPECT_EQ((*rows)[1].status, "api_error");
+  EXPECT_EQ((*rows)[2].settings["model"], "grok-4");
+  EXPECT_EQ((*rows)[2].raw_response, b.raw_response);
+  EXPECT_EQ((*rows)[2].cluster, "p-2");
+  EXPECT_EQ((*rows)[2].created_at, 1700000000);
+  EXPECT_FALSE((*rows)[2].draw_id.has_value());
+  EXPECT_GT((*rows)[0].created_at, 1700000000);  // set by the store
+  EXPECT_EQ((*rows)[3].cluster, "B");
+  EXPECT_EQ(*store_->judgment_count(), 5);
+}
+
+TEST_P(StoreContract, DuplicateJudgmentIsAlreadyExistsAndTheBatchWritesNothing) {
+  ASSERT_TRUE(store_->put_judgments({vote("gpt", "1", "openai", 1)}).ok());
+  Status s = store_->put_judgments({vote("gpt", "9", "openai", 1), vote("gpt", "1", "openai", 0)});
+  EXPECT_EQ(s.code(), StatusCode::kAlreadyExists) << s.message();
+  EXPECT_NE(s.message().find("judgment (subject gpt, item 1, judge openai, draw none) is already stored with status ok"),
+            std::string::npos)
+      << s.message();
+  EXPECT_EQ(*store_->judgment_count(), 1);  // the batch was rolled back
+  // An api_error judgment is replaced when the judge is asked again (resumable judging).
+  ASSERT_TRUE(store_->put_judgments({vote("gpt", "2", "xai", std::nullopt)}).ok());
+  ASSERT_TRUE(store_->put_judgments({vote("gpt", "2", "xai", 1)}).ok());
+  auto rows = store_->judgments();
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[1].status, "ok");
+  EXPECT_EQ((*rows)[1].label, 1);
+}
+
+TEST_P(StoreContract, InvalidJudgmentsAndHumanLabelsAreRejectedWithTheSameWords) {
+  JudgmentRow r = vote("gpt", "1", "xai", 1);
+  r.label.reset();
+  Status st = store_->put_judgments({r});
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("an ok judgment needs a label"), std::string::npos) << st.message();
+  st = store_->put_judgments({vote("gpt", "1", "xai", 2)});
+  EXPECT_NE(st.message().find("label must be 0 or 1, got 2"), std::string::npos) << st.message();
+  r = vote("gpt", "1", "xai", 1);
+  r.status = "refused";
+  EXPECT_EQ(store_->put_judgments({r}).code(), StatusCode::kInvalidArgument);
+  r = vote("gpt", "1", "", 1);
+  EXPECT_EQ(store_->put_judgments({vote("gpt", "0", "xai", 1), r}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(*store_->judgment_count(), 0);
+  st = store_->put_human_labels({{"R1", "gpt", "3", 5}});
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("(rater R1, subject gpt, item 3): label must be 0 or 1, got 5"), std::string::npos)
+      << st.message();
+  EXPECT_EQ(store_->put_human_labels({{"", "gpt", "3", 1}}).code(), StatusCode::kInvalidArgument);
+}
+
+TEST_P(StoreContract, HumanLabelsRoundTripAndADuplicateWritesNothing) {
+  ASSERT_TRUE(store_->put_human_labels({{"O", "gpt", "3", 1}, {"G", "gpt", "3", 0}, {"O", "gpt", "B", 0}}).ok());
+  Status s = store_->put_human_labels({{"R1", "gpt", "3", 1}, {"O", "gpt", "3", 0}});
+  EXPECT_EQ(s.code(), StatusCode::kAlreadyExists) << s.message();
+  EXPECT_NE(s.message().find("human label (rater O, subject gpt, item 3) is already stored"), std::string::npos)
+      << s.message();
+  auto rows = store_->human_labels();
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  ASSERT_EQ(rows->size(), 3u);  // the failed batch wrote nothing
+  EXPECT_EQ((*rows)[0].rater, "G");
+  EXPECT_EQ((*rows)[0].label, 0);
+  EXPECT_EQ((*rows)[1].item, "3");  // ordered by rater, subject, item byte-wise
+  EXPECT_EQ((*rows)[2].item, "B");
+  EXPECT_EQ((*rows)[2].label, 0);
+}
+
+TEST_P(StoreContract, JudgingReadsJudgmentsOfDrawsAndRefreshReplacesThem) {
+  Draw a = sample_draw("gpt", "1", "none", "c", 0), b = sample_draw("gpt", "1", "shuffle", "c", 1);
+  a.content = "answer \xff a";  // judged as stored, byte for byte
+  a.request = {{"messages", {{{"role", "user"}, {"content", "q"}}}}};
+  Draw failed = sample_draw("gpt", "2", "none", "c", 0);
+  failed.status = DrawStatus::kApiError;
+  failed.outcomes.clear();
+  ASSERT_TRUE(store_->put_draws({a, failed, b}).ok());
+  auto judgeable = store_->ok_draws_for_judging();
+  ASSERT_TRUE(judgeable.ok()) << judgeable.status().message();
+  ASSERT_EQ(judgeable->size(), 2u);  // ok draws only, in id order
+  EXPECT_EQ((*judgeable)[0].key.to_string(), a.key.to_string());
+  EXPECT_EQ((*judgeable)[0].content, a.content);
+  EXPECT_EQ((*judgeable)[0].request, a.request);
+  EXPECT_EQ((*judgeable)[0].cluster, a.cluster);
+  EXPECT_LT((*judgeable)[0].id, (*judgeable)[1].id);
+  const int64_t ida = (*judgeable)[0].id, idb = (*judgeable)[1].id;
+
+  JudgmentRow ja = vote("gpt", "1|r0", "xai", 1), jb = vote("gpt", "1|r1", "xai", std::nullopt);
+  ja.draw_id = ida;
+  jb.draw_id = idb;
+  JudgmentRow imported = vote("gpt", "1", "google", 1);  // no draw: an import
+  ASSERT_TRUE(store_->put_judgments({ja, jb, imported}).ok());
+  EXPECT_EQ(store_->put_judgments({ja}).code(), StatusCode::kAlreadyExists);  // same judge, same draw
+  auto status = store_->judgment_status_by_draw();
+  ASSERT_TRUE(status.ok()) << status.status().message();
+  EXPECT_EQ(*status, (std::map<std::pair<int64_t, std::string>, std::string>{{{ida, "xai"}, "ok"},
+                                                                             {{idb, "xai"}, "api_error"}}));
+  auto conditions = store_->judged_draw_conditions();
+  ASSERT_TRUE(conditions.ok()) << conditions.status().message();
+  EXPECT_EQ(*conditions, (std::map<int64_t, std::string>{{ida, "none"}, {idb, "shuffle"}}));
+
+  // `judge --refresh`: the same judge's judgment of the same draw is replaced, whatever its
+  // status; an import is replaced by (subject, item, judge).
+  JudgmentRow again = ja;
+  again.label = 0;
+  JudgmentRow imported_again = imported;
+  imported_again.label = 0;
+  ASSERT_TRUE(store_->replace_judgments({again, imported_again}).ok());
+  auto rows = store_->judgments();
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 3u);
+  for (const auto& r : *rows) {
+    if (r.judge == "google" || r.draw_id == ida) {
+      EXPECT_EQ(r.label, 0) << r.item;
+    }
+  }
+  // `run --refresh` replaces draw a: its judgment goes with it, the others stay.
+  ASSERT_TRUE(store_->replace_draw(sample_draw("gpt", "1", "none", "c", 0)).ok());
+  rows = store_->judgments();
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 2u);
+  for (const auto& r : *rows) EXPECT_NE(r.item, "1|r0");
+  EXPECT_EQ(store_->judged_draw_conditions()->size(), 1u);
+}
+
 TEST_P(StoreContract, SharedPlanIsPostgresqlOnly) {
   const std::vector<DrawKey> keys = {{"m", "q1", "none", "default", 0}};
   Status st = store_->plan_draw_keys(keys);
@@ -222,11 +405,6 @@ TEST_P(StoreContract, SharedPlanIsPostgresqlOnly) {
     EXPECT_EQ(store_->claim_draws("w", 1, 10).status().code(), StatusCode::kUnimplemented);
   } else {
     EXPECT_TRUE(st.ok()) << st.message();
-    // And what the PostgreSQL store does not offer is a clear error, not a crash.
-    Status j = store_->put_judgments({});
-    EXPECT_EQ(j.code(), StatusCode::kUnimplemented);
-    EXPECT_NE(j.message().find("PostgreSQL store"), std::string::npos) << j.message();
-    EXPECT_EQ(store_->begin_bulk_import().status().code(), StatusCode::kUnimplemented);
   }
 }
 
@@ -331,6 +509,89 @@ TEST(PgSharedPlan, RenewedLeasesDoNotExpireAndApiErrorsReopenOnReplan) {
   ASSERT_TRUE(st.put_claimed_draw(draw_for(keys[0]), {}).ok());  // replaces the api_error draw
   EXPECT_EQ(st.get_draw(keys[0])->status, DrawStatus::kOk);
   EXPECT_EQ(*st.draw_count(), 2);
+}
+
+// The schema itself holds the judgment rules (not only the C++ checks): a second writer in
+// another language gets the same guarantees as on SQLite.
+TEST(PgJudgmentSchema, UniqueKeyCoalescesDrawIdAndAnOkVoteNeedsALabel) {
+  NF_SKIP_WITHOUT_PG();
+  testing::PgSchema schema;
+  auto s = Store::open(schema.url());
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_TRUE((*s)->put_draws({sample_draw("m", "q1", "none", "c", 0), sample_draw("m", "q1", "none", "c", 1)}).ok());
+  auto insert = [&](const std::string& draw_id, const std::string& status, const std::string& label) {
+    std::string error;
+    schema.query("INSERT INTO judgments(subject, subject_provider, item, cluster, judge, judge_provider, label, status, "
+                 "draw_id, raw_response, settings, created_at) VALUES ('m', 'p', 'q1', 'q1', 'j', 'p', " +
+                     label + ", '" + status + "', " + draw_id + ", '', '{}', 1) RETURNING id",
+                 &error);
+    return error;
+  };
+  EXPECT_EQ(insert("NULL", "ok", "1"), "");
+  EXPECT_NE(insert("NULL", "ok", "0").find("judgments_key"), std::string::npos) << "(subject, item, judge) of an import";
+  EXPECT_EQ(insert("1", "ok", "1"), "");
+  EXPECT_EQ(insert("2", "api_error", "NULL"), "");  // another draw of the same (subject, item)
+  EXPECT_NE(insert("1", "parse_error", "NULL").find("judgments_key"), std::string::npos);
+  EXPECT_NE(insert("NULL", "ok", "NULL").find("check constraint"), std::string::npos) << "ok without a label";
+  EXPECT_NE(insert("NULL", "ok", "2").find("check constraint"), std::string::npos);
+  EXPECT_NE(insert("NULL", "refused", "1").find("check constraint"), std::string::npos);
+  EXPECT_EQ(*(*s)->judgment_count(), 3);
+  std::string error;
+  schema.query("INSERT INTO human_labels VALUES ('O', 'm', 'q1', 1), ('O', 'm', 'q1', 0) RETURNING 1", &error);
+  EXPECT_NE(error.find("human_labels_pkey"), std::string::npos) << error;
+}
+
+// A store written by the first PostgreSQL build (schema v1: no judgments) is migrated in
+// place on open, draws and plan intact; a store from a newer build is refused.
+TEST(PgSchemaVersion, V1StoreMigratesToV2AndANewerOneIsRefused) {
+  NF_SKIP_WITHOUT_PG();
+  testing::PgSchema schema;
+  {
+    auto s = Store::open(schema.url());
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    ASSERT_TRUE((*s)->put_draw(sample_draw("m", "q1", "none", "c", 0)).ok());
+    ASSERT_TRUE((*s)->plan_draw_keys({{"m", "q1", "none", "c", 0}, {"m", "q2", "none", "c", 0}}).ok());
+  }
+  // Back to v1 as the first build left it: no v2 tables, version 1, no tool_version.
+  std::string error;
+  schema.query("DROP TABLE judgments; DROP TABLE human_labels; UPDATE meta SET value = '1' WHERE key = "
+               "'schema_version'; DELETE FROM meta WHERE key = 'tool_version'; SELECT 1",
+               &error);
+  ASSERT_EQ(error, "");
+  ASSERT_EQ(schema.query("SELECT to_regclass('judgments') IS NULL"), "t");
+  {
+    auto s = Store::open(schema.url());
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    EXPECT_EQ(schema.query("SELECT value FROM meta WHERE key = 'schema_version'"), "2");
+    EXPECT_EQ(schema.query("SELECT value FROM meta WHERE key = 'tool_version'"), NOISEFLOOR_VERSION);
+    EXPECT_EQ(*(*s)->draw_count(), 1);
+    EXPECT_EQ((*s)->plan_counts()->planned, 2);
+    EXPECT_EQ((*s)->plan_counts()->done, 1);
+    ASSERT_TRUE((*s)->put_judgments({vote("m", "q1", "j", 1)}).ok());
+    ASSERT_TRUE((*s)->put_human_labels({{"O", "m", "q1", 1}}).ok());
+  }
+  // The migrated store has the tables a new store has, column for column.
+  testing::PgSchema fresh;
+  ASSERT_TRUE(Store::open(fresh.url()).ok());
+  const std::string columns =
+      "SELECT string_agg(table_name || '.' || column_name || ':' || data_type || ':' || is_nullable, ',' ORDER BY "
+      "table_name, ordinal_position) FROM information_schema.columns WHERE table_schema = current_schema()";
+  const std::string indexes =
+      "SELECT string_agg(indexname || ':' || indexdef, ',' ORDER BY indexname) FROM pg_indexes WHERE schemaname = "
+      "current_schema()";
+  EXPECT_EQ(schema.query(columns), fresh.query(columns));
+  auto strip = [](std::string defs, const std::string& name) {
+    for (size_t at = defs.find(name + "."); at != std::string::npos; at = defs.find(name + ".")) defs.erase(at, name.size() + 1);
+    return defs;
+  };
+  EXPECT_EQ(strip(schema.query(indexes), schema.name()), strip(fresh.query(indexes), fresh.name()));
+  // A newer build's store is refused, not written.
+  schema.query("UPDATE meta SET value = '99' WHERE key = 'schema_version' RETURNING 1");
+  auto newer = Store::open(schema.url());
+  ASSERT_FALSE(newer.ok());
+  EXPECT_EQ(newer.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(newer.status().message().find("schema version 99 is newer than this build's (2)"), std::string::npos)
+      << newer.status().message();
 }
 
 TEST(PgStoreOpen, UnreachableServerIsUnavailableAndThePasswordIsMasked) {
