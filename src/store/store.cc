@@ -317,7 +317,33 @@ Status migrate_v1_to_v2(sqlite3* db, const std::string& path) {
   return exec(db, kSchemaV2Delta, "create judgments and human_labels", path);
 }
 
-constexpr std::array<Migration, 1> kMigrations{{{1, &migrate_v1_to_v2}}};
+// Schema v3 (issue 14): outcomes WITHOUT ROWID, keyed (draw_id, name), so an outcome value
+// is one B-tree insert instead of two (the rowid table and its primary-key index). Reads
+// that returned a draw's outcomes "in rowid order" (the order they were written) order by
+// the new column `ord` (0, 1, ... per draw), filled from the v2 rowids. The copy, drop and
+// rename is SQLite's documented way to change a table's layout (no other table references
+// outcomes, so no foreign key needs rewriting).
+constexpr const char* kSchemaV3Delta = R"sql(
+CREATE TABLE outcomes_v3(
+  draw_id INTEGER NOT NULL REFERENCES draws(id) ON DELETE CASCADE,
+  name    TEXT NOT NULL,
+  ord     INTEGER NOT NULL,
+  value   REAL NOT NULL,
+  label   TEXT NOT NULL,
+  PRIMARY KEY (draw_id, name)
+) WITHOUT ROWID;
+INSERT INTO outcomes_v3(draw_id, name, ord, value, label)
+  SELECT draw_id, name, row_number() OVER (PARTITION BY draw_id ORDER BY rowid) - 1, value, label
+  FROM outcomes ORDER BY draw_id, name;
+DROP TABLE outcomes;
+ALTER TABLE outcomes_v3 RENAME TO outcomes;
+)sql";
+
+Status migrate_v2_to_v3(sqlite3* db, const std::string& path) {
+  return exec(db, kSchemaV3Delta, "rebuild outcomes WITHOUT ROWID", path);
+}
+
+constexpr std::array<Migration, 2> kMigrations{{{1, &migrate_v1_to_v2}, {2, &migrate_v2_to_v3}}};
 
 // The schema version stored in `meta`, or nullopt for an empty database (no tables).
 // DataLoss if the database has tables but is not a noisefloor store, or if its version
@@ -387,7 +413,7 @@ struct DrawWriter {
                     "?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)", kDrawColumns),
         "put_draw: insert", path));
     NF_ASSIGN_OR_RETURN(Stmt outcome, Stmt::prepare(db,
-        "INSERT INTO outcomes(draw_id, name, value, label) VALUES(?1, ?2, ?3, ?4)",
+        "INSERT INTO outcomes(draw_id, name, ord, value, label) VALUES(?1, ?2, ?3, ?4, ?5)",
         "put_draw: insert outcome", path));
     return DrawWriter{std::move(find), std::move(remove), std::move(insert), std::move(outcome)};
   }
@@ -439,9 +465,10 @@ struct DrawWriter {
         .bind(21, created_at);
     NF_RETURN_IF_ERROR(insert.run());
     const int64_t id = sqlite3_last_insert_rowid(db);
-    for (const Outcome& o : d.outcomes) {
+    for (size_t i = 0; i < d.outcomes.size(); ++i) {
+      const Outcome& o = d.outcomes[i];
       outcome.reset();
-      outcome.bind(1, id).bind(2, o.name).bind(3, o.value).bind(4, o.label);
+      outcome.bind(1, id).bind(2, o.name).bind(3, static_cast<int64_t>(i)).bind(4, o.value).bind(5, o.label);
       NF_RETURN_IF_ERROR(outcome.run());
     }
     return Status::Ok();
@@ -819,8 +846,8 @@ struct Store::BulkImport::Impl {
       const size_t k = std::min(kMaxBatch, pending_size - done);
       while (batch_insert.size() <= k) batch_insert.emplace_back(nullptr, sqlite3_finalize);
       if (!batch_insert[k]) {
-        std::string sql = "INSERT INTO outcomes(draw_id, name, value, label) VALUES";
-        for (size_t j = 0; j < k; ++j) sql += j == 0 ? "(?,?,?,?)" : ",(?,?,?,?)";
+        std::string sql = "INSERT INTO outcomes(draw_id, name, ord, value, label) VALUES";
+        for (size_t j = 0; j < k; ++j) sql += j == 0 ? "(?,?,?,?,?)" : ",(?,?,?,?,?)";
         sqlite3_stmt* st = nullptr;
         const int rc = sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr);
         if (rc != SQLITE_OK) {
@@ -833,13 +860,14 @@ struct Store::BulkImport::Impl {
       int rc = SQLITE_OK;
       for (size_t j = 0; j < k && rc == SQLITE_OK; ++j) {
         const Outcome& o = pending[done + j];
-        const int b = static_cast<int>(4 * j);
+        const int b = static_cast<int>(5 * j);
         rc = sqlite3_bind_int64(st, b + 1, last_id);
         if (rc == SQLITE_OK)
           rc = sqlite3_bind_text(st, b + 2, o.name.data(), static_cast<int>(o.name.size()), SQLITE_STATIC);
-        if (rc == SQLITE_OK) rc = sqlite3_bind_double(st, b + 3, o.value);
+        if (rc == SQLITE_OK) rc = sqlite3_bind_int64(st, b + 3, static_cast<sqlite3_int64>(done + j));
+        if (rc == SQLITE_OK) rc = sqlite3_bind_double(st, b + 4, o.value);
         if (rc == SQLITE_OK)
-          rc = sqlite3_bind_text(st, b + 4, o.label.data(), static_cast<int>(o.label.size()), SQLITE_STATIC);
+          rc = sqlite3_bind_text(st, b + 5, o.label.data(), static_cast<int>(o.label.size()), SQLITE_STATIC);
       }
       if (rc == SQLITE_OK) {
         rc = sqlite3_step(st);
@@ -861,7 +889,8 @@ Result<std::unique_ptr<Store::BulkImport>> SqliteStore::begin_bulk_import() {
   std::unique_lock lock(mu_);
   NF_ASSIGN_OR_RETURN(DrawWriter w, DrawWriter::prepare(db_, path_));
   NF_ASSIGN_OR_RETURN(Stmt outcome, Stmt::prepare(db_,
-      "INSERT OR IGNORE INTO outcomes(draw_id, name, value, label) VALUES(?1, ?2, ?3, ?4)", "import: outcome",
+      "INSERT OR IGNORE INTO outcomes(draw_id, name, ord, value, label) "
+      "VALUES(?1, ?2, (SELECT count(*) FROM outcomes WHERE draw_id = ?1), ?3, ?4)", "import: outcome",
       path_));
   NF_ASSIGN_OR_RETURN(Stmt item, Stmt::prepare(db_,
       "INSERT INTO items(item, cluster, data) VALUES(?1, ?2, ?3) ON CONFLICT(item) DO UPDATE "
@@ -1059,7 +1088,7 @@ Result<Draw> SqliteStore::get_draw(const DrawKey& key) {
   NF_ASSIGN_OR_RETURN(d.extra, parse_json(q.text(20), "draw extra", path_));
 
   NF_ASSIGN_OR_RETURN(Stmt o, Stmt::prepare(db_,
-      "SELECT name, value, label FROM outcomes WHERE draw_id = ?1 ORDER BY rowid", "get_draw: outcomes", path_));
+      "SELECT name, value, label FROM outcomes WHERE draw_id = ?1 ORDER BY ord", "get_draw: outcomes", path_));
   o.bind(1, id);
   for (;;) {
     NF_ASSIGN_OR_RETURN(bool more, o.step());
@@ -1290,7 +1319,7 @@ Status SqliteStore::export_jsonl(std::ostream& out) {
       fmt::format("SELECT id, {} FROM draws ORDER BY subject, item, condition, config, replicate", kDrawColumns),
       "export_jsonl", path_));
   NF_ASSIGN_OR_RETURN(Stmt o, Stmt::prepare(db_,
-      "SELECT name, value, label FROM outcomes WHERE draw_id = ?1 ORDER BY rowid",
+      "SELECT name, value, label FROM outcomes WHERE draw_id = ?1 ORDER BY ord",
       "export_jsonl: outcomes", path_));
   for (;;) {
     NF_ASSIGN_OR_RETURN(bool row, q.step());
@@ -1358,7 +1387,7 @@ Status SqliteStore::export_csv(std::ostream& out) {
   NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
       "SELECT d.subject, d.item, d.cluster, d.condition, d.config, d.replicate, d.status, "
       "o.name, o.value, o.label FROM draws d JOIN outcomes o ON o.draw_id = d.id "
-      "ORDER BY d.subject, d.item, d.condition, d.config, d.replicate, o.rowid", "export_csv", path_));
+      "ORDER BY d.subject, d.item, d.condition, d.config, d.replicate, o.ord", "export_csv", path_));
   out << "subject,item,cluster,condition,config,replicate,status,outcome,value,label";
   for (const auto& a : axes) out << ',' << csv_field(a);
   out << '\n';
