@@ -30,7 +30,9 @@ Result<ImportSummary> import_long_draws(const std::vector<LongDrawRow>& rows, St
 /// long CSV/JSONL at `path` row by row (data/draws_import.h for_each_long_draw) straight
 /// into the store's prepared statements in one transaction (Store::BulkImport), so
 /// memory is bounded by the number of items (their clusters) and the longest record,
-/// never by the number of rows (issue 14). Writes the same store as read_long_draws +
+/// never by the number of rows (issue 14). The file is parsed on a second thread, in
+/// blocks of 2,048 rows (at most 4 blocks at a time), while this thread writes the store;
+/// errors still come in file order. Writes the same store as read_long_draws +
 /// import_long_draws. Errors: every error of read_long_draws ("path:line: column:
 /// problem", duplicates naming both lines), AlreadyExists as import_long_draws,
 /// InvalidArgument "path:line: cluster: ..." if one item is given two clusters. On

@@ -318,7 +318,33 @@ Status migrate_v1_to_v2(sqlite3* db, const std::string& path) {
   return exec(db, kSchemaV2Delta, "create judgments and human_labels", path);
 }
 
-constexpr std::array<Migration, 1> kMigrations{{{1, &migrate_v1_to_v2}}};
+// Schema v3 (issue 14): outcomes WITHOUT ROWID, keyed (draw_id, name), so an outcome value
+// is one B-tree insert instead of two (the rowid table and its primary-key index). Reads
+// that returned a draw's outcomes "in rowid order" (the order they were written) order by
+// the new column `ord` (0, 1, ... per draw), filled from the v2 rowids. The copy, drop and
+// rename is SQLite's documented way to change a table's layout (no other table references
+// outcomes, so no foreign key needs rewriting).
+constexpr const char* kSchemaV3Delta = R"sql(
+CREATE TABLE outcomes_v3(
+  draw_id INTEGER NOT NULL REFERENCES draws(id) ON DELETE CASCADE,
+  name    TEXT NOT NULL,
+  ord     INTEGER NOT NULL,
+  value   REAL NOT NULL,
+  label   TEXT NOT NULL,
+  PRIMARY KEY (draw_id, name)
+) WITHOUT ROWID;
+INSERT INTO outcomes_v3(draw_id, name, ord, value, label)
+  SELECT draw_id, name, row_number() OVER (PARTITION BY draw_id ORDER BY rowid) - 1, value, label
+  FROM outcomes ORDER BY draw_id, name;
+DROP TABLE outcomes;
+ALTER TABLE outcomes_v3 RENAME TO outcomes;
+)sql";
+
+Status migrate_v2_to_v3(sqlite3* db, const std::string& path) {
+  return exec(db, kSchemaV3Delta, "rebuild outcomes WITHOUT ROWID", path);
+}
+
+constexpr std::array<Migration, 2> kMigrations{{{1, &migrate_v1_to_v2}, {2, &migrate_v2_to_v3}}};
 
 // The schema version stored in `meta`, or nullopt for an empty database (no tables).
 // DataLoss if the database has tables but is not a noisefloor store, or if its version
@@ -388,7 +414,7 @@ struct DrawWriter {
                     "?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)", kDrawColumns),
         "put_draw: insert", path));
     NF_ASSIGN_OR_RETURN(Stmt outcome, Stmt::prepare(db,
-        "INSERT INTO outcomes(draw_id, name, value, label) VALUES(?1, ?2, ?3, ?4)",
+        "INSERT INTO outcomes(draw_id, name, ord, value, label) VALUES(?1, ?2, ?3, ?4, ?5)",
         "put_draw: insert outcome", path));
     return DrawWriter{std::move(find), std::move(remove), std::move(insert), std::move(outcome)};
   }
@@ -440,9 +466,10 @@ struct DrawWriter {
         .bind(21, created_at);
     NF_RETURN_IF_ERROR(insert.run());
     const int64_t id = sqlite3_last_insert_rowid(db);
-    for (const Outcome& o : d.outcomes) {
+    for (size_t i = 0; i < d.outcomes.size(); ++i) {
+      const Outcome& o = d.outcomes[i];
       outcome.reset();
-      outcome.bind(1, id).bind(2, o.name).bind(3, o.value).bind(4, o.label);
+      outcome.bind(1, id).bind(2, o.name).bind(3, static_cast<int64_t>(i)).bind(4, o.value).bind(5, o.label);
       NF_RETURN_IF_ERROR(outcome.run());
     }
     return Status::Ok();
@@ -786,13 +813,50 @@ Status SqliteStore::put_draws(const std::vector<Draw>& draws) {
 
 // ---- streaming import ----------------------------------------------------------------
 
+namespace {
+
+// Turns the connection's foreign-key and CHECK enforcement back on when destroyed (after
+// the import's transaction ended: the foreign_keys pragma is a no-op inside a transaction).
+class ForeignKeysBackOn {
+ public:
+  explicit ForeignKeysBackOn(sqlite3* db) : db_(db) {}
+  ForeignKeysBackOn(ForeignKeysBackOn&& o) noexcept : db_(std::exchange(o.db_, nullptr)) {}
+  ForeignKeysBackOn& operator=(ForeignKeysBackOn&&) = delete;
+  ~ForeignKeysBackOn() {
+    if (db_ != nullptr)
+      sqlite3_exec(db_, "PRAGMA foreign_keys = ON; PRAGMA ignore_check_constraints = OFF", nullptr, nullptr, nullptr);
+  }
+
+ private:
+  sqlite3* db_;
+};
+
+}  // namespace
+
+// Foreign keys are off for the import's transaction (issue 14): enforcing them costs a
+// seek into draws per outcome row (0.2 s CPU per 1M values, measured with the sqlite3
+// shell), and every outcome the import writes belongs to the draw it has just inserted or
+// found in the same transaction, so the constraint holds by construction. The one action
+// the constraints would take, when an api_error draw stored before is replaced, is done
+// explicitly (its outcomes deleted, its judgments' draw_id set NULL), as ON DELETE CASCADE
+// / SET NULL would. CHECK constraints are not evaluated either: the draws table's
+// `status IN ('ok', 'parse_error', 'api_error', 'refused')` builds a temporary B-tree for
+// the list on every insert (EXPLAIN: OpenEphemeral; about 8% of the import's CPU in the
+// profile), and the import writes only status 'ok', cached 0 and replicates it checked to
+// be >= 0 (the outcomes and items tables have no CHECK). fk_on is declared before txn, so it
+// runs after the rollback or commit.
 struct Store::BulkImport::Impl {
   std::unique_lock<std::mutex> lock;
   sqlite3* db;
   const std::string& path;
+  ForeignKeysBackOn fk_on;
   WriteTxn txn;
   DrawWriter writer;
-  Stmt outcome, item;
+  Stmt outcome, item, drop_outcomes, unlink_judgments;
+  // INSERT of a new imported draw, ON CONFLICT DO NOTHING: for new draws (the usual case)
+  // the key lookup is the insert's own unique-index probe; the constant columns are SQL
+  // literals or bound once-serialised strings, and the key strings are bound without a copy.
+  std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)> new_draw{nullptr, sqlite3_finalize};
   int64_t base_id = 0;  // draws with id <= base_id were stored before this import
   int64_t now = 0;
   DrawKey last_key;
@@ -808,9 +872,35 @@ struct Store::BulkImport::Impl {
   // The constant columns of an imported draw (as DrawWriter::write binds them for a Draw
   // with status ok and extra {"imported": true}).
   std::string request_json, extra_json;
-  Impl(std::unique_lock<std::mutex> l, sqlite3* d, const std::string& p, DrawWriter w, Stmt o, Stmt i)
-      : lock(std::move(l)), db(d), path(p), txn(d, "import", p), writer(std::move(w)), outcome(std::move(o)),
-        item(std::move(i)) {}
+  Impl(std::unique_lock<std::mutex> l, sqlite3* d, const std::string& p, ForeignKeysBackOn fk, DrawWriter w,
+       Stmt o, Stmt i, Stmt drop, Stmt unlink)
+      : lock(std::move(l)), db(d), path(p), fk_on(std::move(fk)), txn(d, "import", p), writer(std::move(w)),
+        outcome(std::move(o)), item(std::move(i)), drop_outcomes(std::move(drop)), unlink_judgments(std::move(unlink)) {}
+
+  // Inserts key as a new imported draw; false (nothing written) if the key is stored.
+  Result<bool> insert_new_draw(const DrawKey& key, const std::string& cluster) {
+    sqlite3_stmt* st = new_draw.get();
+    auto text = [&](int i, const std::string& v) {
+      return sqlite3_bind_text(st, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
+    };
+    int rc = text(1, key.subject);
+    if (rc == SQLITE_OK) rc = text(2, key.item);
+    if (rc == SQLITE_OK) rc = text(3, key.condition);
+    if (rc == SQLITE_OK) rc = text(4, key.config);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(st, 5, key.replicate);
+    if (rc == SQLITE_OK) rc = text(6, cluster);
+    if (rc == SQLITE_OK) rc = text(7, request_json);
+    if (rc == SQLITE_OK) rc = text(8, extra_json);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(st, 9, now);
+    if (rc == SQLITE_OK) {
+      rc = sqlite3_step(st);
+      if (rc == SQLITE_DONE) rc = SQLITE_OK;
+    }
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);  // the bound strings are the caller's
+    if (rc != SQLITE_OK) return sqlite_status(db, rc, "import: insert draw", path);
+    return sqlite3_changes(db) == 1;
+  }
 
   static constexpr size_t kMaxBatch = 32;
 
@@ -820,8 +910,8 @@ struct Store::BulkImport::Impl {
       const size_t k = std::min(kMaxBatch, pending_size - done);
       while (batch_insert.size() <= k) batch_insert.emplace_back(nullptr, sqlite3_finalize);
       if (!batch_insert[k]) {
-        std::string sql = "INSERT INTO outcomes(draw_id, name, value, label) VALUES";
-        for (size_t j = 0; j < k; ++j) sql += j == 0 ? "(?,?,?,?)" : ",(?,?,?,?)";
+        std::string sql = "INSERT INTO outcomes(draw_id, name, ord, value, label) VALUES";
+        for (size_t j = 0; j < k; ++j) sql += j == 0 ? "(?,?,?,?,?)" : ",(?,?,?,?,?)";
         sqlite3_stmt* st = nullptr;
         const int rc = sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr);
         if (rc != SQLITE_OK) {
@@ -834,13 +924,14 @@ struct Store::BulkImport::Impl {
       int rc = SQLITE_OK;
       for (size_t j = 0; j < k && rc == SQLITE_OK; ++j) {
         const Outcome& o = pending[done + j];
-        const int b = static_cast<int>(4 * j);
+        const int b = static_cast<int>(5 * j);
         rc = sqlite3_bind_int64(st, b + 1, last_id);
         if (rc == SQLITE_OK)
           rc = sqlite3_bind_text(st, b + 2, o.name.data(), static_cast<int>(o.name.size()), SQLITE_STATIC);
-        if (rc == SQLITE_OK) rc = sqlite3_bind_double(st, b + 3, o.value);
+        if (rc == SQLITE_OK) rc = sqlite3_bind_int64(st, b + 3, static_cast<sqlite3_int64>(done + j));
+        if (rc == SQLITE_OK) rc = sqlite3_bind_double(st, b + 4, o.value);
         if (rc == SQLITE_OK)
-          rc = sqlite3_bind_text(st, b + 4, o.label.data(), static_cast<int>(o.label.size()), SQLITE_STATIC);
+          rc = sqlite3_bind_text(st, b + 5, o.label.data(), static_cast<int>(o.label.size()), SQLITE_STATIC);
       }
       if (rc == SQLITE_OK) {
         rc = sqlite3_step(st);
@@ -860,15 +951,36 @@ Store::BulkImport::~BulkImport() = default;  // WriteTxn rolls back if not commi
 
 Result<std::unique_ptr<Store::BulkImport>> SqliteStore::begin_bulk_import() {
   std::unique_lock lock(mu_);
+  // Before any statement is prepared (the pragma expires prepared statements) and outside a
+  // transaction (where it is a no-op); back on when the import ends (Impl::fk_on).
+  NF_RETURN_IF_ERROR(exec(db_, "PRAGMA foreign_keys = OFF", "import: foreign keys", path_));
+  ForeignKeysBackOn fk_on(db_);
+  NF_RETURN_IF_ERROR(exec(db_, "PRAGMA ignore_check_constraints = ON", "import: check constraints", path_));
   NF_ASSIGN_OR_RETURN(DrawWriter w, DrawWriter::prepare(db_, path_));
   NF_ASSIGN_OR_RETURN(Stmt outcome, Stmt::prepare(db_,
-      "INSERT OR IGNORE INTO outcomes(draw_id, name, value, label) VALUES(?1, ?2, ?3, ?4)", "import: outcome",
+      "INSERT OR IGNORE INTO outcomes(draw_id, name, ord, value, label) "
+      "VALUES(?1, ?2, (SELECT count(*) FROM outcomes WHERE draw_id = ?1), ?3, ?4)", "import: outcome",
       path_));
   NF_ASSIGN_OR_RETURN(Stmt item, Stmt::prepare(db_,
       "INSERT INTO items(item, cluster, data) VALUES(?1, ?2, ?3) ON CONFLICT(item) DO UPDATE "
       "SET cluster = excluded.cluster, data = excluded.data", "import: item", path_));
-  auto impl = std::make_unique<BulkImport::Impl>(std::move(lock), db_, path_, std::move(w), std::move(outcome),
-                                                 std::move(item));
+  NF_ASSIGN_OR_RETURN(Stmt drop, Stmt::prepare(db_, "DELETE FROM outcomes WHERE draw_id = ?1",
+                                                "import: replace api_error: outcomes", path_));
+  NF_ASSIGN_OR_RETURN(Stmt unlink, Stmt::prepare(db_, "UPDATE judgments SET draw_id = NULL WHERE draw_id = ?1",
+                                                  "import: replace api_error: judgments", path_));
+  auto impl = std::make_unique<BulkImport::Impl>(std::move(lock), db_, path_, std::move(fk_on), std::move(w),
+                                                 std::move(outcome), std::move(item), std::move(drop),
+                                                 std::move(unlink));
+  {
+    // The columns DrawWriter::write binds for a Draw with status ok and extra {"imported": true}.
+    const std::string sql = fmt::format(
+        "INSERT INTO draws({}) VALUES(?1, ?2, ?3, ?4, ?5, ?6, 'ok', ?7, '', '', '', 0.0, NULL, NULL, '', '', '', 0, "
+        "1, ?8, ?9) ON CONFLICT(subject, item, condition, config, replicate) DO NOTHING", kDrawColumns);
+    sqlite3_stmt* st = nullptr;
+    const int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, &st, nullptr);
+    impl->new_draw.reset(st);
+    if (rc != SQLITE_OK) return sqlite_status(db_, rc, "import: insert draw", path_);
+  }
   NF_RETURN_IF_ERROR(impl->txn.begin());
   {
     NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_, "SELECT coalesce(max(id), 0) FROM draws", "import", path_));
@@ -890,16 +1002,41 @@ Status Store::BulkImport::add_outcome(const DrawKey& key, const std::string& clu
   if (m.last_id < 0 || key.replicate != m.last_key.replicate || key.item != m.last_key.item ||
       key.subject != m.last_key.subject || key.condition != m.last_key.condition || key.config != m.last_key.config) {
     NF_RETURN_IF_ERROR(m.flush());
+    if (key.replicate < 0)
+      return InvalidArgument(fmt::format("store {}: put_draw {}: replicate must be >= 0", m.path, key.to_string()));
+    NF_ASSIGN_OR_RETURN(const bool inserted, m.insert_new_draw(key, cluster));
     Stmt& find = m.writer.find;
-    find.reset();
-    find.bind(1, key.subject).bind(2, key.item).bind(3, key.condition).bind(4, key.config).bind(5, key.replicate);
-    NF_ASSIGN_OR_RETURN(bool exists, find.step());
-    const int64_t id = exists ? find.int64(0) : -1;
-    find.reset();
-    if (exists && id > m.base_id) {
+    bool exists = false;
+    int64_t id = -1;
+    std::string status;
+    if (!inserted) {
+      find.reset();
+      find.bind(1, key.subject).bind(2, key.item).bind(3, key.condition).bind(4, key.config).bind(5, key.replicate);
+      NF_ASSIGN_OR_RETURN(exists, find.step());
+      if (!exists) return Internal(fmt::format("store {}: import {}: insert skipped but no such draw", m.path,
+                                               key.to_string()));
+      id = find.int64(0);
+      status = find.text(1);
+      find.reset();
+    }
+    if (inserted) {
+      m.last_id = sqlite3_last_insert_rowid(m.db);
+      m.buffering = true;
+      ++draws_;
+    } else if (id > m.base_id) {
       m.last_id = id;  // a draw of this import, seen on an earlier row: its outcomes are in the store
       m.buffering = false;
-    } else if (exists) {
+    } else {
+      if (status == draw_status_name(DrawStatus::kApiError)) {
+        // What ON DELETE CASCADE / SET NULL do when writer.write deletes the draw (foreign
+        // keys are off during the import).
+        m.drop_outcomes.reset();
+        m.drop_outcomes.bind(1, id);
+        NF_RETURN_IF_ERROR(m.drop_outcomes.run());
+        m.unlink_judgments.reset();
+        m.unlink_judgments.bind(1, id);
+        NF_RETURN_IF_ERROR(m.unlink_judgments.run());
+      }
       Draw d;
       d.key = key;
       d.cluster = cluster;
@@ -907,21 +1044,6 @@ Status Store::BulkImport::add_outcome(const DrawKey& key, const std::string& clu
       d.extra = {{"imported", true}};
       // Refuses a draw stored before with status ok etc.; replaces an api_error one.
       NF_RETURN_IF_ERROR(m.writer.write(m.db, m.path, d, m.now));
-      m.last_id = sqlite3_last_insert_rowid(m.db);
-      m.buffering = true;
-      ++draws_;
-    } else {
-      // A new draw: the insert DrawWriter::write would run, without its second lookup and
-      // with the constant columns serialised once per import.
-      if (key.replicate < 0)
-        return InvalidArgument(fmt::format("store {}: put_draw {}: replicate must be >= 0", m.path, key.to_string()));
-      Stmt& ins = m.writer.insert;
-      ins.reset();
-      ins.bind(1, key.subject).bind(2, key.item).bind(3, key.condition).bind(4, key.config).bind(5, key.replicate)
-          .bind(6, cluster).bind(7, draw_status_name(DrawStatus::kOk)).bind(8, m.request_json).bind(9, "")
-          .bind(10, "").bind(11, "").bind(12, 0.0).bind_null(13).bind_null(14).bind(15, "").bind(16, "")
-          .bind(17, "").bind(18, 0).bind(19, 1).bind(20, m.extra_json).bind(21, m.now);
-      NF_RETURN_IF_ERROR(ins.run());
       m.last_id = sqlite3_last_insert_rowid(m.db);
       m.buffering = true;
       ++draws_;
@@ -1060,7 +1182,7 @@ Result<Draw> SqliteStore::get_draw(const DrawKey& key) {
   NF_ASSIGN_OR_RETURN(d.extra, parse_json(q.text(20), "draw extra", path_));
 
   NF_ASSIGN_OR_RETURN(Stmt o, Stmt::prepare(db_,
-      "SELECT name, value, label FROM outcomes WHERE draw_id = ?1 ORDER BY rowid", "get_draw: outcomes", path_));
+      "SELECT name, value, label FROM outcomes WHERE draw_id = ?1 ORDER BY ord", "get_draw: outcomes", path_));
   o.bind(1, id);
   for (;;) {
     NF_ASSIGN_OR_RETURN(bool more, o.step());
@@ -1264,7 +1386,7 @@ Status SqliteStore::export_jsonl(std::ostream& out) {
       fmt::format("SELECT id, {} FROM draws ORDER BY subject, item, condition, config, replicate", kDrawColumns),
       "export_jsonl", path_));
   NF_ASSIGN_OR_RETURN(Stmt o, Stmt::prepare(db_,
-      "SELECT name, value, label FROM outcomes WHERE draw_id = ?1 ORDER BY rowid",
+      "SELECT name, value, label FROM outcomes WHERE draw_id = ?1 ORDER BY ord",
       "export_jsonl: outcomes", path_));
   for (;;) {
     NF_ASSIGN_OR_RETURN(bool row, q.step());
@@ -1332,7 +1454,7 @@ Status SqliteStore::export_csv(std::ostream& out) {
   NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
       "SELECT d.subject, d.item, d.cluster, d.condition, d.config, d.replicate, d.status, "
       "o.name, o.value, o.label FROM draws d JOIN outcomes o ON o.draw_id = d.id "
-      "ORDER BY d.subject, d.item, d.condition, d.config, d.replicate, o.rowid", "export_csv", path_));
+      "ORDER BY d.subject, d.item, d.condition, d.config, d.replicate, o.ord", "export_csv", path_));
   out << "subject,item,cluster,condition,config,replicate,status,outcome,value,label";
   for (const auto& a : axes) out << ',' << csv_field(a);
   out << '\n';

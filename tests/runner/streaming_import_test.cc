@@ -164,6 +164,40 @@ TEST(StreamingImport, ErrorsNameFileLineAndColumnAndWriteNothing) {
   EXPECT_TRUE(items->empty());
 }
 
+// The file is parsed on a second thread in blocks of 2,048 rows (import.cc ParsedRows), so
+// the parser runs ahead of the store: whichever error comes first in the file is the one
+// reported, many blocks in, and nothing is written.
+TEST(StreamingImport, TheFirstErrorInTheFileWinsAcrossParserBlocks) {
+  testing::TempDir dir;
+  auto rows = [](int from, int to) {
+    std::string t;
+    for (int i = from; i < to; ++i) t += "m,q" + std::to_string(i) + ",,n,d,0,o,1\n";
+    return t;
+  };
+  const std::string header = "subject,item,cluster,condition,config,replicate,outcome,value\n";
+  // Rows are lines 2.. : line 2 + i holds q<i>.
+  const std::string dup_first =
+      write(dir, "a.csv", header + rows(0, 9000) + "m,q5,,n,d,0,o,0\n" + rows(9000, 12000) + "m,q,,n,d,x,o,1\n");
+  const std::string parse_first =
+      write(dir, "b.csv", header + rows(0, 6000) + "m,q,,n,d,x,o,1\n" + rows(6000, 12000) + "m,q5,,n,d,0,o,0\n");
+  auto s = Store::open((fs::path(dir.path()) / "s.sqlite").string());
+  ASSERT_TRUE(s.ok());
+  auto r = import_long_draws_file(dup_first, **s, "s");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr(dup_first + ":9002: outcome: duplicate row for (subject=m, item=q5, "
+                                              "condition=n, config=d, replicate=0, outcome=o) (first on line 7)"));
+  r = import_long_draws_file(parse_first, **s, "s");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr(parse_first + ":6002: replicate: expected a non-negative integer"));
+  EXPECT_EQ(*(*s)->draw_count(), 0);
+  // And a clean file of many blocks imports every row.
+  const std::string good = write(dir, "c.csv", header + rows(0, 12000));
+  auto ok = import_long_draws_file(good, **s, "s");
+  ASSERT_TRUE(ok.ok()) << ok.status().to_string();
+  EXPECT_EQ(ok->rows, 12000);
+  EXPECT_EQ(*(*s)->draw_count(), 12000);
+}
+
 TEST(StreamingImport, ReimportIsRefusedAndAnApiErrorDrawIsReplaced) {
   testing::TempDir dir;
   auto s = Store::open((fs::path(dir.path()) / "s.sqlite").string());
