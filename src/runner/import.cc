@@ -62,7 +62,8 @@ Result<ImportSummary> import_long_draws(const std::vector<LongDrawRow>& rows, St
   return sum;
 }
 
-Result<ImportSummary> import_long_draws_file(const std::string& path, Store& store, const std::string& study_name) {
+Result<ImportSummary> import_long_draws_file(const std::string& path, Store& store, const std::string& study_name,
+                                             const LongDrawChecks& checks) {
   ImportSummary sum;
   if (!store.get_study().ok())
     NF_RETURN_IF_ERROR(
@@ -99,7 +100,7 @@ Result<ImportSummary> import_long_draws_file(const std::string& path, Store& sto
                                          path, line, r.subject, r.item, r.condition, r.config, r.replicate, r.outcome,
                                          find_long_draw_line(path, r)));
     return Status::Ok();
-  });
+  }, checks, &sum.warnings);
   NF_RETURN_IF_ERROR(scanned);
   std::vector<const std::pair<const std::string, std::string>*> items;
   items.reserve(item_cluster.size());
