@@ -255,11 +255,9 @@ class RowConverter {
 
  private:
   OutcomeCheck& check_of(const std::string& outcome) {
-    if (last_ == nullptr || last_name_ != outcome) {  // rows often repeat one outcome
-      last_ = &outcomes_[outcome];
-      last_name_ = outcome;
-    }
-    return *last_;
+    if (last_ == nullptr || last_->first != outcome)  // rows often repeat one outcome
+      last_ = &*outcomes_.try_emplace(outcome).first;
+    return last_->second;
   }
 
   Status mixed(size_t line, const std::string& outcome, const OutcomeCheck& oc, const std::string& value,
@@ -278,8 +276,7 @@ class RowConverter {
   const std::string& path_;
   std::unordered_map<std::string, std::unordered_map<std::string, int>> categories_;  // outcome -> label -> index
   std::unordered_map<std::string, OutcomeCheck> outcomes_;  // pointers stay valid as it grows
-  OutcomeCheck* last_ = nullptr;
-  std::string last_name_;
+  std::pair<const std::string, OutcomeCheck>* last_ = nullptr;  // the last row's outcome
 };
 
 /// Buffered RFC 4180 record reader over a FILE (1 MiB blocks).
