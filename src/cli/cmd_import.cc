@@ -218,11 +218,23 @@ int import_probe_sheet(const std::string& sheet, std::string key, const std::str
 
 int cmd_import(int argc, char** argv) {
   CLI::App app{"Import published data into a store so the same analyses run on it.\n\n"
-               "  noisefloor import draws FILE --store S.sqlite\n"
-               "FILE is CSV (header row) or JSONL with the long-format columns\n"
-               "  subject,item,cluster,condition,config,replicate,outcome,value\n"
-               "one row per outcome of one draw (cluster may be empty = item). Then:\n"
-               "  noisefloor analyze --store S.sqlite --out DIR --vote-sizes 3,5\n\n"
+               "  noisefloor import draws FILE --store S.sqlite [--binary OUTCOME,...]\n"
+               "published per-draw data in the long format, one row per outcome of one draw; FILE is\n"
+               "CSV (header row, columns in any order) or JSONL (one object per line).\n"
+               "  required columns: subject,item,condition,config,replicate,outcome,value\n"
+               "    (condition and config may be empty: none, default; replicate 0, 1, ...)\n"
+               "  optional columns: cluster (empty or absent = the item), label, status (ok)\n"
+               "value is a finite number, true/false (1/0), or a category label (B) for a categorical\n"
+               "outcome; one outcome's values are all numbers or all labels. nan/inf, or an outcome\n"
+               "mixing numbers and labels (1O among 0/1), is refused: exit 2, nothing written.\n"
+               "--binary OUTCOME refuses any value of OUTCOME but 0/1/true/false; without it an\n"
+               "outcome that is 0/1 except a few values gets a warning naming them (docs/store.md).\n"
+               "Example: draws.csv holding the three lines\n"
+               "  subject,item,condition,config,replicate,outcome,value\n"
+               "  model-a,q1,none,default,0,correct,1\n"
+               "  model-a,q1,none,default,1,correct,0\n"
+               "  noisefloor import draws draws.csv --store S.sqlite --binary correct\n"
+               "then: noisefloor analyze --store S.sqlite --out DIR\n\n"
                "  noisefloor import votes FILE --store S.sqlite\n"
                "judge votes, columns subject,subject_provider,item,cluster,judge,judge_provider,label\n"
                "(label 1/0, empty = missing vote).\n"
@@ -248,7 +260,7 @@ int cmd_import(int argc, char** argv) {
                "noisefloor import"};
   std::string format, file, store_path, study_name = "imported", key_path, cluster_field, subject, task;
   std::vector<std::string> files;
-  std::vector<std::string> provider_overrides;
+  std::vector<std::string> provider_overrides, binary;
   app.add_option("format", format,
                  "what FILE holds: draws | votes | labels | missing-info | probe-sheet | inspect | lm-eval")
       ->required()
@@ -264,6 +276,10 @@ int cmd_import(int argc, char** argv) {
   app.add_option("--study-name", study_name, "study name recorded in a new store (default: imported)");
   app.add_option("--provider", provider_overrides,
                  "missing-info, probe-sheet: MODEL=PROVIDER provider of a subject model");
+  app.add_option("--binary", binary,
+                 "draws: outcomes whose values must be 0, 1, true or false (any other value: exit 2); "
+                 "repeat or separate with commas")
+      ->delimiter(',');
   app.add_option("--key", key_path, "probe-sheet: the key.json naming each item's subject (default: beside the sheet)");
   try {
     app.parse(argc, argv);
@@ -271,6 +287,8 @@ int cmd_import(int argc, char** argv) {
     const int rc = app.exit(e);
     return rc == 0 ? 0 : static_cast<int>(ExitCode::kUsage);
   }
+  if (!binary.empty() && format != "draws")
+    return fail("import", InvalidArgument("--binary: only for `import draws`"));
   if (format == "inspect" || format == "lm-eval")
     return import_harness({format, files, store_path, study_name, cluster_field, subject, task});
   if (files.size() != 1)
@@ -282,13 +300,14 @@ int cmd_import(int argc, char** argv) {
     const bool existed = std::filesystem::exists(store_path);
     auto store = Store::open(store_path);
     if (!store.ok()) return fail("import", store.status());
-    auto sum = import_long_draws_file(file, **store, study_name);
+    auto sum = import_long_draws_file(file, **store, study_name, LongDrawChecks{binary});
     if (!sum.ok()) {
       store->reset();
       if (!existed)
         for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(store_path + suffix);
       return fail("import", sum.status());
     }
+    for (const auto& w : sum->warnings) std::fprintf(stderr, "import: warning: %s\n", w.c_str());
     std::fprintf(stderr, "import: %lld rows -> %lld draws of %lld items into %s\n",
                  static_cast<long long>(sum->rows), static_cast<long long>(sum->draws),
                  static_cast<long long>(sum->items), store_path.c_str());

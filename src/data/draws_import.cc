@@ -7,6 +7,7 @@
 // CR, LF and '""' (a literal quote), and must be followed by ',' or the end of the record.
 #include "data/draws_import.h"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cerrno>
@@ -50,21 +51,55 @@ std::string_view trim_view(std::string_view s) {
   return s.substr(b, e - b);
 }
 
-bool parse_number(std::string_view s, double* out) {
+// "nan", "inf", "infinity" with an optional sign and any case, or "nan(...)": what strtod
+// would read as a non-finite double.
+bool is_non_finite_word(std::string_view t) {
+  if (!t.empty() && (t[0] == '+' || t[0] == '-')) t.remove_prefix(1);
+  const std::string l = to_lower(t);
+  return l == "nan" || l == "inf" || l == "infinity" || (starts_with(l, "nan(") && l.back() == ')');
+}
+
+enum class NumberParse { kNumber, kNotNumber, kNonFinite };
+
+/// A decimal number (digits, '.', e/E, signs) -> kNumber with *out; nan/inf spellings and
+/// values beyond a double's range (1e999) -> kNonFinite; anything else -> kNotNumber (a
+/// category label). An underflow (1e-400) reads as the nearest double, as strtod gives it.
+NumberParse parse_number(std::string_view s, double* out) {
   const std::string_view t = trim_view(s);
-  if (t.empty() || t.size() > 64) return false;
-  for (char c : t)
-    if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == 'e' || c == 'E' || c == '-' || c == '+'))
-      return false;
+  if (is_non_finite_word(t)) return NumberParse::kNonFinite;
+  if (t.empty() || t.size() > 64) return NumberParse::kNotNumber;
+  bool digit = false;
+  for (char c : t) {
+    if (std::isdigit(static_cast<unsigned char>(c))) digit = true;
+    else if (!(c == '.' || c == 'e' || c == 'E' || c == '-' || c == '+')) return NumberParse::kNotNumber;
+  }
+  if (!digit) return NumberParse::kNotNumber;
   char buf[72];
   std::memcpy(buf, t.data(), t.size());
   buf[t.size()] = '\0';
   char* end = nullptr;
   errno = 0;
   const double v = std::strtod(buf, &end);
-  if (end != buf + t.size() || errno == ERANGE || !std::isfinite(v)) return false;
+  if (end != buf + t.size()) return NumberParse::kNotNumber;
+  if (!std::isfinite(v)) return NumberParse::kNonFinite;  // overflow: strtod gave +-HUGE_VAL (= inf)
   *out = v;
-  return true;
+  return NumberParse::kNumber;
+}
+
+/// A value as written, for messages: newlines and tabs escaped, cut to 40 characters.
+std::string shown(std::string_view v) {
+  std::string out;
+  for (char c : trim_view(v)) {
+    if (out.size() >= 40) {
+      out += "...";
+      break;
+    }
+    if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else out += c;
+  }
+  return out;
 }
 
 bool iequals(std::string_view a, std::string_view b) {
@@ -74,11 +109,31 @@ bool iequals(std::string_view a, std::string_view b) {
   return true;
 }
 
+/// What the value checks remember of one outcome (bounded: no rows are kept).
+struct OutcomeCheck {
+  size_t number_line = 0, label_line = 0;  // first line with a number / a category label (0 = none yet)
+  std::string number_text, label_text;     // the value written on that line (shown())
+  bool declared_binary = false;
+  bool labelled = false;  // a numeric row carried a label column ("B" of an exported choice)
+  int64_t rows = 0, zero_one = 0;  // numeric rows, and those equal to 0 or 1
+  struct Other {
+    double value;
+    std::string text;
+    size_t line;
+    int64_t count;
+  };
+  std::vector<Other> others;  // distinct non-0/1 numbers, at most kMaxOthers + 1
+};
+
+constexpr size_t kMaxOthers = 5;
+
 /// Fields of one row -> LongDrawRow, with the per-outcome category maps (first seen = 0)
-/// that must persist across rows.
+/// and value checks that must persist across rows.
 class RowConverter {
  public:
-  explicit RowConverter(const std::string& path) : path_(path) {}
+  RowConverter(const std::string& path, const LongDrawChecks& checks) : path_(path) {
+    for (const auto& name : checks.binary) outcomes_[name].declared_binary = true;
+  }
 
   Status convert(size_t line, const Fields& f, LongDrawRow* row) {
     auto err = [&](int col, const std::string& problem) {
@@ -115,26 +170,113 @@ class RowConverter {
     const std::string_view tv = trim_view(v);
     double num = 0;
     if (tv.empty()) return err(kValue, "empty");
+    OutcomeCheck& oc = check_of(row->outcome);
+    bool is_number = true;
     if (iequals(tv, "true") || iequals(tv, "false")) {
       const bool t = iequals(tv, "true");
       row->value = t ? 1.0 : 0.0;
       row->label = t ? "true" : "false";
-    } else if (parse_number(v, &num)) {
+    } else if (const NumberParse p = parse_number(v, &num); p == NumberParse::kNumber) {
       row->value = num;
       row->label.assign(f[kLabel]);  // kept as exported ("B" for a choice), "" when absent
+      if (!row->label.empty()) oc.labelled = true;
+    } else if (p == NumberParse::kNonFinite) {
+      return err(kValue, fmt::format("'{}' is not a finite number (nan, inf and values beyond a double's range are "
+                                     "refused; leave a missing outcome out instead of writing a row for it)",
+                                     shown(tv)));
     } else {
-      auto& cats = categories_[row->outcome];
-      auto [it, inserted] = cats.emplace(std::string(v), static_cast<int>(cats.size()));
-      (void)inserted;
-      row->value = it->second;
-      row->label.assign(v);
+      is_number = false;
+    }
+    if (oc.declared_binary && !(is_number && (row->value == 0.0 || row->value == 1.0)))
+      return err(kValue, fmt::format("outcome '{}' is declared binary (--binary): expected 0, 1, true or false, "
+                                     "got '{}'",
+                                     row->outcome, shown(tv)));
+    if (is_number) {
+      if (oc.label_line != 0) return mixed(line, row->outcome, oc, shown(tv), true);
+      if (oc.number_line == 0) oc.number_line = line, oc.number_text = shown(tv);
+      ++oc.rows;
+      if (row->value == 0.0 || row->value == 1.0) {
+        ++oc.zero_one;
+      } else if (oc.others.size() <= kMaxOthers) {
+        auto it = std::find_if(oc.others.begin(), oc.others.end(),
+                               [&](const OutcomeCheck::Other& o) { return o.value == row->value; });
+        if (it != oc.others.end()) ++it->count;
+        else oc.others.push_back({row->value, shown(tv), line, 1});
+      }
+      return Status::Ok();
+    }
+    if (oc.number_line != 0) return mixed(line, row->outcome, oc, shown(tv), false);
+    if (oc.label_line == 0) oc.label_line = line, oc.label_text = shown(tv);
+    auto& cats = categories_[row->outcome];
+    auto [it, inserted] = cats.emplace(std::string(v), static_cast<int>(cats.size()));
+    (void)inserted;
+    row->value = it->second;
+    row->label.assign(v);
+    return Status::Ok();
+  }
+
+  /// The checks decided at the end of the file: a declared binary outcome with no row is
+  /// an error; an outcome that looks binary with a few exceptions is a warning.
+  Status finish(std::vector<std::string>* warnings) const {
+    std::vector<std::string> names;
+    for (const auto& [name, oc] : outcomes_) names.push_back(name);
+    std::sort(names.begin(), names.end());
+    std::vector<std::string> seen;
+    for (const auto& name : names) {
+      const OutcomeCheck& oc = outcomes_.at(name);
+      if (oc.number_line != 0 || oc.label_line != 0) seen.push_back(name);
+    }
+    for (const auto& name : names) {
+      const OutcomeCheck& oc = outcomes_.at(name);
+      if (oc.declared_binary && oc.number_line == 0 && oc.label_line == 0)
+        return InvalidArgument(fmt::format("{}: --binary: outcome '{}' has no row in the file (outcomes: {}){}", path_,
+                                           name, join(seen, ", "), did_you_mean(name, seen)));
+    }
+    if (warnings == nullptr) return Status::Ok();
+    for (const auto& name : names) {
+      const OutcomeCheck& oc = outcomes_.at(name);
+      if (oc.declared_binary || oc.labelled || oc.label_line != 0 || oc.zero_one == 0 || oc.others.empty() ||
+          oc.others.size() > kMaxOthers)
+        continue;
+      int64_t n_other = 0;
+      for (const auto& o : oc.others) n_other += o.count;
+      if (n_other * 10 >= oc.rows) continue;
+      std::vector<std::string> parts;
+      for (const auto& o : oc.others)
+        parts.push_back(fmt::format("{} ({} row{}, first on line {})", o.text, o.count, o.count == 1 ? "" : "s",
+                                    o.line));
+      warnings->push_back(fmt::format(
+          "{}: value: outcome '{}' looks binary but {} of its {} values are not 0/1: {}; they are imported as "
+          "written and enter its means (fix them, or import with --binary {} to refuse them)",
+          path_, name, n_other, oc.rows, join(parts, ", "), name));
     }
     return Status::Ok();
   }
 
  private:
+  OutcomeCheck& check_of(const std::string& outcome) {
+    if (last_ == nullptr || last_->first != outcome)  // rows often repeat one outcome
+      last_ = &*outcomes_.try_emplace(outcome).first;
+    return last_->second;
+  }
+
+  Status mixed(size_t line, const std::string& outcome, const OutcomeCheck& oc, const std::string& value,
+               bool value_is_number) const {
+    const std::string number = value_is_number ? value : oc.number_text;
+    const std::string label = value_is_number ? oc.label_text : value;
+    const size_t number_line = value_is_number ? line : oc.number_line;
+    const size_t label_line = value_is_number ? oc.label_line : line;
+    return InvalidArgument(fmt::format(
+        "{}:{}: value: outcome '{}' mixes numbers and non-numeric values: '{}' on line {} is a number, '{}' on line "
+        "{} is not (first of each); an outcome's values are all numbers (true/false = 1/0) or all category "
+        "labels: fix the typo, or give the labels an outcome name of their own",
+        path_, line, outcome, number, number_line, label, label_line));
+  }
+
   const std::string& path_;
   std::unordered_map<std::string, std::unordered_map<std::string, int>> categories_;  // outcome -> label -> index
+  std::unordered_map<std::string, OutcomeCheck> outcomes_;  // pointers stay valid as it grows
+  std::pair<const std::string, OutcomeCheck>* last_ = nullptr;  // the last row's outcome
 };
 
 /// Buffered RFC 4180 record reader over a FILE (1 MiB blocks).
@@ -251,7 +393,8 @@ Result<std::unique_ptr<std::FILE, FileCloser>> open_input(const std::string& pat
   return std::unique_ptr<std::FILE, FileCloser>(f);
 }
 
-Status stream_csv(const std::string& path, const RowFn& fn) {
+Status stream_csv(const std::string& path, const RowFn& fn, const LongDrawChecks& checks,
+                  std::vector<std::string>* warnings) {
   NF_ASSIGN_OR_RETURN(auto file, open_input(path));
   CsvReader reader(path, file.get());
   std::vector<std::string> fields;
@@ -277,7 +420,7 @@ Status stream_csv(const std::string& path, const RowFn& fn) {
       return InvalidArgument(fmt::format("{}:{}: {}: missing column{}", path, header_line, kColName[c],
                                          did_you_mean(kColName[c], present)));
   }
-  RowConverter conv(path);
+  RowConverter conv(path, checks);
   LongDrawRow row;
   Fields f;
   for (;;) {
@@ -290,7 +433,7 @@ Status stream_csv(const std::string& path, const RowFn& fn) {
     NF_RETURN_IF_ERROR(conv.convert(line, f, &row));
     NF_RETURN_IF_ERROR(fn(row, line));
   }
-  return Status::Ok();
+  return conv.finish(warnings);
 }
 
 /// The text of each known column of one JSONL row (present[c] false = absent).
@@ -343,12 +486,13 @@ Status expand_draw_line(const std::string& path, size_t line_no, const nlohmann:
   return Status::Ok();
 }
 
-Status stream_jsonl(const std::string& path, const RowFn& fn) {
+Status stream_jsonl(const std::string& path, const RowFn& fn, const LongDrawChecks& checks,
+                    std::vector<std::string>* warnings) {
   NF_ASSIGN_OR_RETURN(auto file, open_input(path));
   file.reset();
   std::ifstream in(path, std::ios::binary);
   if (!in) return InvalidArgument(path + ": cannot open: " + std::strerror(errno));
-  RowConverter conv(path);
+  RowConverter conv(path, checks);
   LongDrawRow out;
   std::string line;
   size_t line_no = 0;
@@ -405,12 +549,13 @@ Status stream_jsonl(const std::string& path, const RowFn& fn) {
     }
     NF_RETURN_IF_ERROR(emit(row));
   }
-  return Status::Ok();
+  return conv.finish(warnings);
 }
 
 }  // namespace
 
-Status for_each_long_draw(const std::string& path, const RowFn& fn) {
+Status for_each_long_draw(const std::string& path, const RowFn& fn, const LongDrawChecks& checks,
+                          std::vector<std::string>* warnings) {
   const std::string lower = to_lower(path);
   auto ends_with = [&](std::string_view suf) {
     return lower.size() >= suf.size() && lower.compare(lower.size() - suf.size(), suf.size(), suf) == 0;
@@ -419,10 +564,11 @@ Status for_each_long_draw(const std::string& path, const RowFn& fn) {
   const bool jsonl = ends_with(".jsonl") || ends_with(".json");
   if (!csv && !jsonl)
     return InvalidArgument(fmt::format("{}: unknown file extension, expected .csv, .jsonl or .json", path));
-  return csv ? stream_csv(path, fn) : stream_jsonl(path, fn);
+  return csv ? stream_csv(path, fn, checks, warnings) : stream_jsonl(path, fn, checks, warnings);
 }
 
-Result<std::vector<LongDrawRow>> read_long_draws(const std::string& path) {
+Result<std::vector<LongDrawRow>> read_long_draws(const std::string& path, const LongDrawChecks& checks,
+                                                 std::vector<std::string>* warnings) {
   std::vector<LongDrawRow> out;
   std::map<std::tuple<std::string, std::string, std::string, std::string, int, std::string>, size_t> seen;
   const Status scanned = for_each_long_draw(path, [&](const LongDrawRow& row, size_t line) -> Status {
@@ -435,7 +581,7 @@ Result<std::vector<LongDrawRow>> read_long_draws(const std::string& path) {
     seen.emplace(std::move(key), line);
     out.push_back(row);
     return Status::Ok();
-  });
+  }, checks, warnings);
   NF_RETURN_IF_ERROR(scanned);
   return out;
 }

@@ -19,32 +19,63 @@ struct LongDrawRow {
   std::string label;  // the value as written, when it is not numeric (e.g. "B")
 };
 
+/// Checks on the `value` column across rows (beyond each row's own syntax).
+struct LongDrawChecks {
+  /// Outcomes declared binary (`import draws --binary NAME`): each of their values must
+  /// be 0, 1, true or false; any other value is an error at its line, and a declared name
+  /// that no row carries is an error too. Default: none declared (see the warning below).
+  std::vector<std::string> binary;
+};
+
 /// Reads a CSV (header row required; columns in any order; RFC 4180 quoting) or JSONL
 /// (one object per line) file with columns
-///   subject,item,cluster,condition,config,replicate,outcome,value
-/// Format chosen by extension (.csv, .jsonl/.json) . `cluster` may be empty (defaults to
-/// item). `value` is a number, or true/false (-> 1/0); other strings are mapped to a
-/// stable category index per outcome (first seen = 0) with `label` kept. Optional columns
-/// as `noisefloor export` writes them: `label` (kept with a numeric value, so an export ->
-/// import round trip keeps "B") and `status` (must be "ok" or empty: only ok draws carry
-/// outcomes; other columns are ignored). A JSONL line with an "outcomes" array (and no
-/// "outcome" key) is one draw as `noisefloor export --format jsonl` writes it; its
-/// outcomes are expanded into rows, so both export formats import back.
+///   required: subject,item,condition,config,replicate,outcome,value
+///   optional: cluster (empty or absent = the item), label, status
+/// Format chosen by extension (.csv, .jsonl/.json) . `value` is a finite number, or
+/// true/false (-> 1/0); other strings are category labels, mapped to a stable category
+/// index per outcome (first seen = 0) with `label` kept. In JSONL a value may be a JSON
+/// number, true/false or a string; a string is read as a CSV field is ("0.5" is a
+/// number). Optional columns as `noisefloor export` writes them: `label` (kept with a
+/// numeric value, so an export -> import round trip keeps "B") and `status` (must be
+/// "ok" or empty: only ok draws carry outcomes; other columns are ignored). A JSONL line
+/// with an "outcomes" array (and no "outcome" key) is one draw as `noisefloor export
+/// --format jsonl` writes it; its outcomes are expanded into rows, so both export formats
+/// import back.
 /// Errors (InvalidArgument "path:line: column: problem"): missing column, empty
-/// subject/item/outcome, non-integer or negative replicate, a status other than ok,
-/// duplicate (subject,item,condition,config,replicate,outcome).
-Result<std::vector<LongDrawRow>> read_long_draws(const std::string& path);
+/// subject/item/outcome/value, non-integer or negative replicate, a status other than
+/// ok, duplicate (subject,item,condition,config,replicate,outcome); a non-finite value
+/// (nan, inf, infinity in any case, or beyond a double's range such as 1e999; in JSONL
+/// the JSON parser already refuses 1e999, NaN and Infinity as malformed JSON); an
+/// outcome whose values mix numbers (true/false included) and category labels (a typo
+/// such as `1O` among 0/1 values), reported on the line where the second kind first
+/// appears, naming the outcome and the first line and value of each kind; a value other
+/// than 0/1/true/false of an outcome in `checks.binary`; a `checks.binary` name that no
+/// row carries (reported as "path: --binary: ...").
+/// Warnings (appended to `*warnings` when given, one line each, at the end of the file;
+/// the rows are still imported): an outcome that looks binary with a few exceptions,
+/// i.e. every value is a number, no row carries a category label, at least one value is
+/// 0 or 1, and the other values are at most 5 distinct numbers on fewer than 10% of the
+/// outcome's rows (say 2, -1, 1.5 among 0/1). The warning names the outcome, the count
+/// and each other value with its first line and count; `checks.binary` turns it into an
+/// error. Outcomes not declared binary are never changed or dropped.
+Result<std::vector<LongDrawRow>> read_long_draws(const std::string& path, const LongDrawChecks& checks = {},
+                                                 std::vector<std::string>* warnings = nullptr);
 
 /// The streaming form of read_long_draws, for files of any size: reads `path` in 1 MiB
 /// blocks and calls `fn(row, line)` for each row in file order (`line` is the 1-based
 /// line on which the row starts). The row object is reused between calls (copy what you
-/// keep). Memory is bounded by the longest record plus the per-outcome category maps,
-/// whatever the file size. Same format and the same errors as read_long_draws, except
-/// that duplicates are NOT detected here (the caller's store detects them; see
-/// find_long_draw_line for naming the first occurrence). An error returned by `fn` stops
-/// the scan and is returned as is.
+/// keep). Memory is bounded by the longest record plus per-outcome state (the category
+/// maps, and for the checks each outcome's first line and value of each kind and at most
+/// 6 distinct values other than 0/1), whatever the file size. Same format, checks,
+/// warnings and errors as read_long_draws, except that duplicates are NOT detected here
+/// (the caller's store detects them; see find_long_draw_line for naming the first
+/// occurrence). An error returned by `fn` stops the scan and is returned as is. The
+/// cross-row checks that can only be decided at the end (an undeclared --binary name)
+/// fail after the last `fn` call: a caller that writes rows must commit only after this
+/// function returns Ok.
 Status for_each_long_draw(const std::string& path,
-                          const std::function<Status(const LongDrawRow& row, size_t line)>& fn);
+                          const std::function<Status(const LongDrawRow& row, size_t line)>& fn,
+                          const LongDrawChecks& checks = {}, std::vector<std::string>* warnings = nullptr);
 
 /// The line of the first row of `path` with this (subject, item, condition, config,
 /// replicate, outcome), or 0 if none (for "duplicate row ... (first on line N)" errors

@@ -92,7 +92,26 @@ Result<RescoredCompletions> rescore_completions(Store& store, const std::vector<
   std::map<std::string, std::string> item_stratum;  // item -> stratum value
   if (!field.empty()) {
     NF_ASSIGN_OR_RETURN(auto items, store.items());
-    for (const auto& it : items) item_stratum[it.item] = meta_value(it.data, field);
+    std::set<std::string> fields, values;  // every item's meta fields; the stratum field's values
+    for (const auto& it : items) {
+      item_stratum[it.item] = meta_value(it.data, field);
+      if (it.data.is_object() && it.data.contains("meta") && it.data["meta"].is_object())
+        for (const auto& [k, v] : it.data["meta"].items()) {
+          fields.insert(k);
+          if (k == field) values.insert(meta_value(it.data, field));
+        }
+    }
+    const std::vector<std::string> known(fields.begin(), fields.end());
+    if (!fields.count(field))
+      return InvalidArgument(fmt::format("envelope.stratum: field '{}' is not an item field (item fields: {}){}",
+                                         field, known.empty() ? std::string("none") : join(known, ", "),
+                                         did_you_mean(field, known)));
+    const std::string& want = stratum.begin()->second;
+    if (!values.count(want)) {
+      const std::vector<std::string> have(values.begin(), values.end());
+      return InvalidArgument(fmt::format("envelope.stratum: no item has {} = '{}' (values of {}: {}){}", field, want,
+                                         field, join(have, ", "), did_you_mean(want, have)));
+    }
   }
 
   // Judge votes by draw: draw id -> judge -> ok label.
@@ -213,7 +232,10 @@ Result<RescoredCompletions> rescore_completions(Store& store, const std::vector<
     rep["disagreement"].push_back(std::move(row));
   }
   if (out.cells.empty())
-    return FailedPrecondition(fmt::format("scorers: no scored draw in the stratum {}", nlohmann::json(stratum).dump()));
+    return FailedPrecondition(
+        stratum.empty() ? std::string("scorers: no scored draw")
+                        : fmt::format("scorers: no scored draw in the stratum {} = {}", stratum.begin()->first,
+                                      stratum.begin()->second));
   return out;
 }
 

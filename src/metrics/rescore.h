@@ -66,7 +66,10 @@ struct RescoredCompletions {
 ///    subject (and "all subjects"): draws both scored `n`, `both_1`, `a_only` (a = 1,
 ///    b = 0), `b_only`, `both_0`, `agreement` = share equal, Cohen's kappa
 ///    (stats/agreement.h; null with `kappa_undefined` when every score is one value).
-/// Errors: InvalidArgument for a bad scorer name; FailedPrecondition when the store holds
+/// Errors: InvalidArgument for a bad scorer name; InvalidArgument "envelope.stratum: field
+/// 'F' is not an item field (item fields: ...)" when no item's data.meta has the stratum
+/// field, and "envelope.stratum: no item has F = 'V' (values of F: ...)" when none has the
+/// value; FailedPrecondition when the store holds
 /// no ok draws, or a judge scorer names a judge with no stored judgment; the store's read
 /// errors. Source: seed 003 §3, §5; Röttger et al. 2024 (XSTest).
 Result<RescoredCompletions> rescore_completions(Store& store, const std::vector<std::string>& scorers,

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "util/strings.h"
+
 namespace nf {
 
 namespace {
@@ -100,12 +102,20 @@ namespace {
 
 // The scoring paths over stored completions (metrics/rescore.h): compliance per subject x
 // stratum x scorer and the scorer disagreement.
+// Names read as text, not JSON: "scorers `strmatch`, `judge_panel`", "the stratum
+// `label` = `safe`".
 void scorers_markdown(std::string& md, const nlohmann::json& sc) {
+  std::vector<std::string> paths;
+  for (const auto& p : sc["paths"]) paths.push_back("`" + fnum(p) + "`");
+  std::vector<std::string> strata;
+  if (sc["stratum"].is_object())
+    for (const auto& [field, value] : sc["stratum"].items())
+      strata.push_back(fmt::format("`{}` = `{}`", field, fnum(value)));
   md += fmt::format(
-      "Scoring paths over the same stored completions (no regeneration): {}. The envelope cells above are the "
-      "stratum {}; every stratum is listed here (XSTest: on `unsafe` prompts a refusal is correct, so a lower "
+      "Scoring paths over the same stored completions (no regeneration): scorers {}. The envelope cells above are "
+      "{}; every stratum is listed here (XSTest: on `unsafe` prompts a refusal is correct, so a lower "
       "compliance rate is better there).\n\n",
-      sc["paths"].dump(), sc["stratum"].is_null() ? std::string("all items") : sc["stratum"].dump());
+      join(paths, ", "), strata.empty() ? std::string("all items") : "the stratum " + join(strata, " and "));
   md += "| subject | stratum | configuration | scorer | complied / scored | rate | Wilson 95% | unscored |\n"
         "|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : sc["compliance"])

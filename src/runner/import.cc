@@ -87,7 +87,8 @@ class ParsedRows {
  public:
   static constexpr size_t kRows = 2048, kBlocks = 4;
 
-  explicit ParsedRows(const std::string& path) {
+  /// `checks` (the value checks of data/draws_import.h) must outlive this object.
+  ParsedRows(const std::string& path, const LongDrawChecks& checks) : checks_(checks) {
     for (size_t i = 0; i < kBlocks; ++i) free_.push_back(std::make_unique<RowBlock>());
     thread_ = std::thread([this, path] { parse(path); });
   }
@@ -124,6 +125,11 @@ class ParsedRows {
     std::lock_guard lock(mu_);
     return status_;
   }
+  /// The reader's value warnings; complete once next() has returned nullptr.
+  std::vector<std::string> warnings() {
+    std::lock_guard lock(mu_);
+    return warnings_;
+  }
 
  private:
   std::unique_ptr<RowBlock> take_free() {
@@ -144,6 +150,7 @@ class ParsedRows {
   void parse(const std::string& path) {
     std::unique_ptr<RowBlock> cur = take_free();
     Status st = Status::Ok();
+    std::vector<std::string> parsed_warnings;  // the parsing thread's own until handed over
     if (cur) {
       st = for_each_long_draw(path, [&](const LongDrawRow& r, size_t line) -> Status {
         RowBlock& b = *cur;
@@ -171,11 +178,12 @@ class ParsedRows {
           if (!cur) return Internal("import stopped");  // the writer quit; never reported
         }
         return Status::Ok();
-      });
+      }, checks_, &parsed_warnings);
     }
     if (cur && cur->n > 0) hand_over(std::move(cur));
     {
       std::lock_guard lock(mu_);
+      warnings_ = std::move(parsed_warnings);
       status_ = st;
       done_ = true;
     }
@@ -188,12 +196,15 @@ class ParsedRows {
   std::vector<std::unique_ptr<RowBlock>> free_;
   bool done_ = false, stop_ = false;
   Status status_ = Status::Ok();
+  std::vector<std::string> warnings_;
+  const LongDrawChecks& checks_;
   std::thread thread_;
 };
 
 }  // namespace
 
-Result<ImportSummary> import_long_draws_file(const std::string& path, Store& store, const std::string& study_name) {
+Result<ImportSummary> import_long_draws_file(const std::string& path, Store& store, const std::string& study_name,
+                                             const LongDrawChecks& checks) {
   ImportSummary sum;
   if (!store.get_study().ok())
     NF_RETURN_IF_ERROR(
@@ -202,7 +213,7 @@ Result<ImportSummary> import_long_draws_file(const std::string& path, Store& sto
   std::unordered_map<std::string, std::string> item_cluster;
   NF_ASSIGN_OR_RETURN(auto bulk, store.begin_bulk_import());
   std::string last_item, last_cluster;
-  ParsedRows parsed(path);
+  ParsedRows parsed(path, checks);
   while (std::unique_ptr<RowBlock> block = parsed.next()) {
     for (size_t i = 0; i < block->n; ++i) {
       const DrawKey& key = block->keys[i];
@@ -238,6 +249,7 @@ Result<ImportSummary> import_long_draws_file(const std::string& path, Store& sto
     parsed.recycle(std::move(block));
   }
   NF_RETURN_IF_ERROR(parsed.status());
+  sum.warnings = parsed.warnings();
   std::vector<const std::pair<const std::string, std::string>*> items;
   items.reserve(item_cluster.size());
   for (const auto& ic : item_cluster) items.push_back(&ic);

@@ -16,6 +16,7 @@ struct ImportSummary {
   int64_t rows = 0;
   int64_t draws = 0;
   int64_t items = 0;
+  std::vector<std::string> warnings;  // the reader's value warnings (data/draws_import.h), for stderr
 };
 
 /// Groups long-format rows by draw key into ok draws with their outcomes, records the
@@ -35,9 +36,13 @@ Result<ImportSummary> import_long_draws(const std::vector<LongDrawRow>& rows, St
 /// errors still come in file order. Writes the same store as read_long_draws +
 /// import_long_draws. Errors: every error of read_long_draws ("path:line: column:
 /// problem", duplicates naming both lines), AlreadyExists as import_long_draws,
-/// InvalidArgument "path:line: cluster: ..." if one item is given two clusters. On
-/// error nothing is written but the study record (if the store had none).
-Result<ImportSummary> import_long_draws_file(const std::string& path, Store& store, const std::string& study_name);
+/// InvalidArgument "path:line: cluster: ..." if one item is given two clusters; the value
+/// checks of read_long_draws under `checks` (non-finite values, an outcome mixing numbers
+/// and labels, a declared binary outcome with another value), whose warnings go to
+/// `warnings` of the summary. On error nothing is written but the study record (if the
+/// store had none): the transaction commits only after the whole file passed.
+Result<ImportSummary> import_long_draws_file(const std::string& path, Store& store, const std::string& study_name,
+                                             const LongDrawChecks& checks = {});
 
 /// What `import inspect | lm-eval` wrote, and the notes it has for the user.
 struct HarnessImportSummary {

@@ -2,6 +2,7 @@
 // checks that the message names file, line and column).
 #include "data/draws_import.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -31,9 +32,9 @@ class DrawsImportTest : public ::testing::Test {
   void TearDown() override {
     for (const auto& f : files_) fs::remove(f);
   }
-  std::string error_of(const std::string& ext, const std::string& text) {
+  std::string error_of(const std::string& ext, const std::string& text, const LongDrawChecks& checks = {}) {
     const std::string p = write(ext, text);
-    Result<std::vector<LongDrawRow>> r = read_long_draws(p);
+    Result<std::vector<LongDrawRow>> r = read_long_draws(p, checks);
     EXPECT_FALSE(r.ok()) << "expected an error for:\n" << text;
     return r.ok() ? "" : r.status().message();
   }
@@ -76,7 +77,7 @@ TEST_F(DrawsImportTest, CsvRfc4180QuotingAndColumnOrder) {
                               "value,outcome,replicate,config,condition,item,subject\r\n"
                               "\"a, \"\"quoted\"\"\nline\",answer,0,\"t=0,p=1\",none,\"q,1\",m\r\n"
                               "\r\n"
-                              "7,answer,2,default,shuffle,q2,m\r\n");
+                              "7,score,2,default,shuffle,q2,m\r\n");
   Result<std::vector<LongDrawRow>> r = read_long_draws(p);
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   ASSERT_EQ(r->size(), 2u);
@@ -161,6 +162,140 @@ TEST_F(DrawsImportTest, JsonlErrors) {
       error_of(".jsonl",
                R"({"subject":"m","item":["q"],"condition":"n","config":"d","replicate":0,"outcome":"o","value":1})"),
       HasSubstr(":1: item: expected a string or a number, found array"));
+}
+
+// Value checks (issue 14 follow-up): a value that would be imported as a silently wrong
+// number is refused, naming file, line and column.
+TEST_F(DrawsImportTest, NonFiniteValuesAreRefused) {
+  for (const std::string v : {"nan", "NaN", "-nan", "inf", "-Inf", "+infinity", "nan(0x1)", "1e999", "-1e400"}) {
+    const std::string p = write(".csv", std::string(kHeader) + "m,q,,n,d,0,o,1\nm,q,,n,d,1,o," + v + "\n");
+    Result<std::vector<LongDrawRow>> r = read_long_draws(p);
+    ASSERT_FALSE(r.ok()) << v;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(r.status().message(),
+              p + ":3: value: '" + v +
+                  "' is not a finite number (nan, inf and values beyond a double's range are refused; leave a missing "
+                  "outcome out instead of writing a row for it)")
+        << v;
+  }
+  // An underflow is a number (the nearest double), not an error and not a label.
+  const std::string p = write(".csv", std::string(kHeader) + "m,q,,n,d,0,o,1e-400\n");
+  auto r = read_long_draws(p);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ((*r)[0].value, 0.0);
+  EXPECT_EQ((*r)[0].label, "");
+}
+
+TEST_F(DrawsImportTest, AnOutcomeMixingNumbersAndLabelsIsRefusedNamingBothLines) {
+  // A typo among 0/1 values: the first number is on line 2, the non-number on line 4.
+  const std::string p =
+      write(".csv", std::string(kHeader) + "m,q1,,n,d,0,correct,1\nm,q1,,n,d,0,answer,B\nm,q1,,n,d,1,correct,1O\n");
+  Result<std::vector<LongDrawRow>> r = read_long_draws(p);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            p + ":4: value: outcome 'correct' mixes numbers and non-numeric values: '1' on line 2 is a number, '1O' "
+                "on line 4 is not (first of each); an outcome's values are all numbers (true/false = 1/0) or all "
+                "category labels: fix the typo, or give the labels an outcome name of their own");
+  // Labels first, then a number (and true/false count as numbers).
+  EXPECT_THAT(error_of(".csv", std::string(kHeader) + "m,q1,,n,d,0,o,abc\nm,q1,,n,d,1,o,abc\nm,q2,,n,d,0,o,true\n"),
+              HasSubstr(":4: value: outcome 'o' mixes numbers and non-numeric values: 'true' on line 4 is a number, "
+                        "'abc' on line 2 is not (first of each)"));
+  // A long or multi-line value is shown escaped and cut.
+  EXPECT_THAT(error_of(".csv", std::string(kHeader) + "m,q1,,n,d,0,o,0\nm,q1,,n,d,1,o,\"a\nb" +
+                                   std::string(60, 'x') + "\"\n"),
+              HasSubstr("'a\\nb" + std::string(36, 'x') + "...' on line 3 is not"));
+}
+
+TEST_F(DrawsImportTest, JsonlValueChecks) {
+  const std::string row = R"({"subject":"m","item":"q","condition":"n","config":"d","outcome":"o",)";
+  // A JSON number, then a JSON string that is not a number.
+  EXPECT_THAT(error_of(".jsonl", row + R"("replicate":0,"value":1})" + "\n" + row + R"("replicate":1,"value":"abc"})"),
+              HasSubstr(":2: value: outcome 'o' mixes numbers and non-numeric values: '1' on line 1 is a number, "
+                        "'abc' on line 2 is not"));
+  // A string that reads as a number is a number, as in CSV.
+  const std::string ok = write(".jsonl", row + R"("replicate":0,"value":"0.5"})" + "\n" + row +
+                                             R"("replicate":1,"value":1})" + "\n");
+  auto r = read_long_draws(ok);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ((*r)[0].value, 0.5);
+  EXPECT_THAT(error_of(".jsonl", row + R"("replicate":0,"value":"NaN"})"),
+              HasSubstr(":1: value: 'NaN' is not a finite number"));
+  // A JSON number beyond a double's range is refused by the JSON parser (NaN and Infinity
+  // are not JSON), also in the export's one-draw-per-line form.
+  EXPECT_THAT(error_of(".jsonl", row + R"("replicate":0,"value":1e999})"),
+              HasSubstr(":1: malformed JSON: [json.exception.out_of_range.406] number overflow parsing '1e999'"));
+  EXPECT_THAT(error_of(".jsonl", R"({"subject":"m","item":"q","replicate":0,"outcomes":[{"name":"o","value":-1e999}]})"),
+              HasSubstr(":1: malformed JSON: [json.exception.out_of_range.406] number overflow parsing '-1e999'"));
+  EXPECT_THAT(error_of(".jsonl", row + R"("replicate":0,"value":NaN})"), HasSubstr(":1: malformed JSON"));
+}
+
+TEST_F(DrawsImportTest, DeclaredBinaryOutcomeRefusesOtherValues) {
+  LongDrawChecks binary{{"correct"}};
+  EXPECT_THAT(error_of(".csv",
+                       std::string(kHeader) + "m,q1,,n,d,0,correct,1\nm,q1,,n,d,1,correct,false\n"
+                                              "m,q1,,n,d,0,score,2\nm,q1,,n,d,2,correct,2\n",
+                       binary),
+              HasSubstr(":5: value: outcome 'correct' is declared binary (--binary): expected 0, 1, true or false, "
+                        "got '2'"));
+  EXPECT_THAT(error_of(".csv", std::string(kHeader) + "m,q1,,n,d,0,correct,yes\n", binary),
+              HasSubstr(":2: value: outcome 'correct' is declared binary (--binary): expected 0, 1, true or false, "
+                        "got 'yes'"));
+  const std::string p = write(".csv", std::string(kHeader) + "m,q1,,n,d,0,correct,1\n");
+  auto r = read_long_draws(p, LongDrawChecks{{"corect"}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            p + ": --binary: outcome 'corect' has no row in the file (outcomes: correct) (did you mean 'correct'?)");
+  // 0, 1, true, false and 1.0 pass.
+  const std::string good = write(".csv", std::string(kHeader) + "m,q1,,n,d,0,correct,1\nm,q1,,n,d,1,correct,0\n"
+                                                                 "m,q1,,n,d,2,correct,TRUE\nm,q1,,n,d,3,correct,1.0\n");
+  std::vector<std::string> warnings;
+  auto g = read_long_draws(good, binary, &warnings);
+  ASSERT_TRUE(g.ok()) << g.status().to_string();
+  EXPECT_EQ(g->size(), 4u);
+  EXPECT_TRUE(warnings.empty());
+}
+
+TEST_F(DrawsImportTest, NearlyBinaryOutcomeWarnsNamingTheOtherValues) {
+  // `correct`: 50 rows, 46 of them 0/1, then 2 (twice, once written 2.0), -1 and 1.5:
+  // 4 of 50 rows, fewer than 10%, 3 distinct values -> one warning.
+  std::string csv = "subject,item,cluster,condition,config,replicate,outcome,value,label\n";
+  int line = 1;
+  auto add = [&](const std::string& outcome, const std::string& value, const std::string& label = "") {
+    ++line;
+    csv += "m,q" + std::to_string(line) + ",,n,d,0," + outcome + "," + value + "," + label + "\n";
+    return line;
+  };
+  for (int i = 0; i < 20; ++i) add("correct", std::to_string(i % 2));
+  const int two = add("correct", "2");
+  const int minus = add("correct", "-1");
+  for (int i = 0; i < 26; ++i) add("correct", std::to_string(i % 2));
+  add("correct", "2.0");  // the same number as 2: one distinct value, counted twice
+  const int half = add("correct", "1.5");
+  // Not warned: a partial-credit score (0.5 on 3 of 9 rows), an all-1 outcome, an
+  // exported choice (numbers with labels; 2 on 1 of 20 rows) and a category outcome.
+  for (int i = 0; i < 9; ++i) add("score", i % 3 == 0 ? "0.5" : std::to_string(i % 2));
+  for (int i = 0; i < 5; ++i) add("parsed", "1");
+  for (int i = 0; i < 20; ++i) add("choice", i == 0 ? "2" : "1", i == 0 ? "C" : "B");
+  add("answer", "B");
+  const std::string p = write(".csv", csv);
+  std::vector<std::string> warnings;
+  auto r = read_long_draws(p, {}, &warnings);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_EQ(warnings.size(), 1u) << ::testing::PrintToString(warnings);
+  EXPECT_EQ(warnings[0], p + ": value: outcome 'correct' looks binary but 4 of its 50 values are not 0/1: 2 (2 rows, "
+                             "first on line " + std::to_string(two) + "), -1 (1 row, first on line " +
+                             std::to_string(minus) + "), 1.5 (1 row, first on line " + std::to_string(half) +
+                             "); they are imported as written and enter its means (fix them, or import with "
+                             "--binary correct to refuse them)");
+  // The values are imported unchanged.
+  EXPECT_EQ(std::count_if(r->begin(), r->end(), [](const LongDrawRow& x) { return x.value == 2.0; }), 3);
+  // 30 more 0/1 rows and 3 more other values: 7 of 83 rows (< 10%), but 6 distinct other
+  // values are a scale, not a few typos: no warning.
+  for (int i = 0; i < 30; ++i) add("correct", std::to_string(i % 2));
+  for (const std::string v : {"3", "4", "5"}) add("correct", v);
+  warnings.clear();
+  ASSERT_TRUE(read_long_draws(write(".csv", csv), {}, &warnings).ok());
+  EXPECT_TRUE(warnings.empty()) << ::testing::PrintToString(warnings);
 }
 
 TEST_F(DrawsImportTest, UnknownExtensionAndMissingFile) {

@@ -145,6 +145,20 @@ TEST(Rescore, EnvelopeTakesTheScorerAsItsAxis) {
   EXPECT_TRUE((*r)["scorers"]["disagreement"].is_array());
 }
 
+TEST(Rescore, EnvelopeStratumWithAnUnknownFieldIsAnOptionError) {
+  testing::TempDir t;
+  auto store = filled_store(t / "s.sqlite");
+  BootstrapOptions b;
+  AnalysisContext ctx(*store, b);
+  const auto* entry = find_analysis("envelope");
+  ASSERT_NE(entry, nullptr);
+  auto r = entry->run(ctx, json{{"scorers", {"strmatch"}}, {"stratum", {{"labl", "safe"}}}, {"resamples", 0}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.status().message(),
+            "envelope.stratum: field 'labl' is not an item field (item fields: label) (did you mean 'label'?)");
+}
+
 TEST(Rescore, PooledAxesAreAveragedAway) {
   testing::TempDir t;
   auto store = std::move(Store::open(t / "s.sqlite")).value();
@@ -178,6 +192,18 @@ TEST(Rescore, BadScorersAreErrorsNamingThem) {
   EXPECT_NE(judge.status().message().find("judges: j1, j2, j3"), std::string::npos) << judge.status().message();
   auto stratum = rescore_completions(*store, {"strmatch"}, {{"label", "nope"}});
   ASSERT_FALSE(stratum.ok());
+  EXPECT_EQ(stratum.status().message(), "envelope.stratum: no item has label = 'nope' (values of label: safe, unsafe)");
+  auto near = rescore_completions(*store, {"strmatch"}, {{"label", "saef"}});
+  ASSERT_FALSE(near.ok());
+  EXPECT_EQ(near.status().message(),
+            "envelope.stratum: no item has label = 'saef' (values of label: safe, unsafe) (did you mean 'safe'?)");
+  // A field no item has (a typo of `label`) is named as such, not "no scored draw".
+  ASSERT_TRUE(store->put_item("q5", "q5", {{"meta", {{"label", "safe"}, {"type", "homonyms"}}}}).ok());
+  auto field = rescore_completions(*store, {"strmatch"}, {{"labl", "safe"}});
+  ASSERT_FALSE(field.ok());
+  EXPECT_EQ(field.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(field.status().message(),
+            "envelope.stratum: field 'labl' is not an item field (item fields: label, type) (did you mean 'label'?)");
   auto opt = EnvelopeOptions::from_json(json{{"scorers", {"judge_pannel"}}});
   ASSERT_FALSE(opt.ok());
   EXPECT_NE(opt.status().message().find("envelope.scorers"), std::string::npos) << opt.status().message();

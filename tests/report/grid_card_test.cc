@@ -83,5 +83,29 @@ TEST(GridCard, ReportSectionShowsRhoFlipAndReachableOrderings) {
   EXPECT_NE(md.find("3 configurations kept, 1 excluded; rho_flip x vs y 0.000"), std::string::npos) << md;
 }
 
+// The scoring-paths sentence names the scorers and the stratum as text (issue 14
+// follow-up: it printed ["strmatch","judge:gpt"] and {"label":"safe"}).
+TEST(GridCard, ScoringPathsSentenceIsTextNotJson) {
+  auto results = results_with_envelope();
+  nlohmann::json& env = results["analyses"]["envelope"];
+  env["scorers"] = {{"paths", {"strmatch", "judge:gpt", "judge_panel"}},
+                    {"stratum", {{"label", "safe"}}},
+                    {"compliance", nlohmann::json::array()},
+                    {"disagreement", nlohmann::json::array()}};
+  std::string md = render_markdown(results);
+  EXPECT_NE(md.find("Scoring paths over the same stored completions (no regeneration): scorers `strmatch`, "
+                    "`judge:gpt`, `judge_panel`. The envelope cells above are the stratum `label` = `safe`; every "
+                    "stratum is listed here"),
+            std::string::npos)
+      << md;
+  EXPECT_EQ(md.find("[\"strmatch\""), std::string::npos) << md;
+  env["scorers"]["stratum"] = nullptr;
+  md = render_markdown(results);
+  EXPECT_NE(md.find("scorers `strmatch`, `judge:gpt`, `judge_panel`. The envelope cells above are all items; every "
+                    "stratum"),
+            std::string::npos)
+      << md;
+}
+
 }  // namespace
 }  // namespace nf

@@ -78,6 +78,8 @@ TEST(StreamingImport, CsvWritesWhatTheInMemoryImportWrites) {
 }
 
 TEST(StreamingImport, JsonlWritesWhatTheInMemoryImportWrites) {
+  // `choice` in the export's form (number + label) and `pick` as a bare label: one outcome
+  // may not mix the two (numbers vs labels, data/draws_import.h).
   testing::TempDir dir;
   expect_same_as_in_memory(write(
       dir, "d.jsonl",
@@ -86,7 +88,7 @@ TEST(StreamingImport, JsonlWritesWhatTheInMemoryImportWrites) {
       "{\"subject\":\"m1\",\"item\":\"q1\",\"condition\":\"none\",\"config\":\"d\",\"replicate\":1,\"cluster\":\"c1\","
       "\"outcomes\":[{\"name\":\"correct\",\"value\":0},{\"name\":\"choice\",\"value\":2,\"label\":\"C\"}]}\n"
       "{\"subject\":\"m1\",\"item\":\"q1\",\"cluster\":\"c1\",\"condition\":\"none\",\"config\":\"d\",\"replicate\":0,"
-      "\"outcome\":\"choice\",\"value\":\"B\"}\n"));
+      "\"outcome\":\"pick\",\"value\":\"B\"}\n"));
 }
 
 TEST(StreamingImport, ManyRowsInOneTransaction) {
