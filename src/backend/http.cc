@@ -205,6 +205,7 @@ ChatResponse post_chat(const ChatEndpoint& ep, const std::string& payload, const
   r.attempts = attempts;
   r.latency_ms = last.latency_ms;
   r.http_status = static_cast<int>(last.http);
+  r.transport_error = last.transport_error;
   r.raw_body = redact_secret(std::move(last.body), ep.secret);
   r.headers = provenance_headers(last.headers);
   for (auto& [name, value] : r.headers) value = redact_secret(value, ep.secret);

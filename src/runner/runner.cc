@@ -351,8 +351,32 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
   std::vector<Finished> queue;
   bool workers_done = false;
 
+  // The circuit breaker (RunOptions::max_consecutive_api_errors): per subject, the draws
+  // in a row (in the order they finish) that failed because the server could not be
+  // reached or failed; `tripped` stops the workers as an interrupt does.
+  std::mutex breaker_mu;  // guards down_streak and sum.breaker
+  std::vector<int> down_streak(study.subjects.size(), 0);
+  std::atomic<bool> tripped{false};
+  auto breaker_note = [&](const PlannedDraw& p, const TaskDrawResult& res, int64_t cached_calls) {
+    if (options.max_consecutive_api_errors <= 0 || res.calls <= cached_calls) return;  // no call made
+    const ChatResponse& r = res.response;
+    const bool down = res.status == DrawStatus::kApiError && r.kind == ResponseKind::kApiError &&
+                      (r.transport_error || r.http_status >= 500);
+    std::lock_guard<std::mutex> lock(breaker_mu);
+    int& streak = down_streak[p.subject_index];
+    if (!down) {
+      streak = 0;
+      return;
+    }
+    if (++streak < options.max_consecutive_api_errors || tripped.load()) return;
+    sum.breaker = fmt::format("subject '{}' ({}): {} draws in a row failed at the API; last: {}",
+                              study.subjects[p.subject_index].name, backends[p.subject_index]->identity(), streak,
+                              res.error.empty() ? r.error : res.error);
+    tripped = true;
+  };
+
   auto stop_requested = [&] {
-    return failed.load() || (options.stop && options.stop->load()) ||
+    return failed.load() || tripped.load() || (options.stop && options.stop->load()) ||
            (options.max_draws >= 0 && executed.load() >= options.max_draws);
   };
 
@@ -393,6 +417,7 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
       };
       TaskDrawResult res = task->run(p.item_index, p.key.condition, ctx, call);
       const bool from_cache = res.calls > 0 && cached_calls == res.calls;
+      breaker_note(p, res, cached_calls);
 
       Draw d;
       d.key = p.key;
