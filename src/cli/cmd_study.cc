@@ -32,6 +32,7 @@ struct StudyArgs {
   int threads = 0;
   int64_t max_draws = -1;
   int max_consecutive_api_errors = 16;
+  bool no_event_loop = false;
 };
 
 void add_study_args(CLI::App& app, StudyArgs& a, bool writes_report) {
@@ -54,6 +55,9 @@ void add_study_args(CLI::App& app, StudyArgs& a, bool writes_report) {
                  "server could not be reached or answered 5xx, after retries; 0 = never stop (docs/backends.md)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  app.add_flag("--no-event-loop", a.no_event_loop,
+               "MCQ studies on HTTP backends: one blocking worker thread per call in flight instead of the event loop "
+               "(same draws; for comparison or as a fallback; docs/scale.md)");
 }
 
 std::string resolve_out(const StudyArgs& a, const Study& s) {
@@ -75,6 +79,7 @@ int do_run(const std::string& cmd, const StudyArgs& a, const Study& study, Store
   ro.threads = a.threads;
   ro.max_draws = a.max_draws;
   ro.max_consecutive_api_errors = a.max_consecutive_api_errors;
+  ro.event_loop = !a.no_event_loop;
   ro.stop = &install_stop_handler();
   auto sum = run_study(study, store, ro);
   if (!sum.ok()) return fail(cmd, sum.status());

@@ -99,6 +99,14 @@ struct RunOptions {
   // RunSummary::breaker says why. HTTP 4xx (429 included) never counts: the server
   // answered. Any other ending of a draw that made a call resets the count. 0 = off.
   int max_consecutive_api_errors = 16;
+  // A single-call task (Task::single_call, MCQ) whose subjects are all HTTP backends runs
+  // on one event-loop thread driving up to `threads` calls (libcurl multi); false = one
+  // blocking worker thread per call in flight (the path every other task takes). Same
+  // draws, same store contents (tests/runner/event_loop_test.cc).
+  bool event_loop = true;
+  // Event-loop threads sharing the calls in flight (each drives about threads / event_loops
+  // transfers; 2 = the cores of the dev box, as `wrk -t2`). >= 1.
+  int event_loops = 2;
   // Stores one finished draw with its new cache entries; default Store::put_draw_grouped
   // (replace_draw under `refresh`). AlreadyExists is not an error of the run.
   std::function<Status(const Draw&, const std::vector<Store::CacheEntry>&)> commit;
@@ -115,6 +123,7 @@ struct RunSummary {
   // "subject 'S' (openai:http://...): 16 draws in a row failed at the API; last: connect: ...".
   // `interrupted` is then true when draws were left unrun.
   std::string breaker;
+  bool event_loop = false;     // the draws ran on the event loop (RunOptions::event_loop)
   double seconds = 0.0;
 };
 
