@@ -72,6 +72,17 @@ AnthropicBackend::AnthropicBackend(OpenAiOptions options) : options_(std::move(o
 
 std::string AnthropicBackend::identity() const { return "anthropic:" + strip_url_userinfo(base_url_); }
 
+AsyncChatCall AnthropicBackend::async_call(const ChatRequest& request, const nlohmann::json* openai_body) {
+  AsyncChatCall call;
+  (void)openai_body;  // another wire format
+  call.endpoint = &endpoint_;
+  call.payload = to_anthropic_json(request).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  call.parse = parse_anthropic_body;
+  call.rng = Rng::stream(options_.jitter_seed, {calls_.fetch_add(1)});
+  call.max_tokens = request.max_tokens;
+  return call;
+}
+
 ChatResponse AnthropicBackend::complete(const ChatRequest& request) {
   Rng rng = Rng::stream(options_.jitter_seed, {calls_.fetch_add(1)});
   const std::string payload = to_anthropic_json(request).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

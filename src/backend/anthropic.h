@@ -30,13 +30,15 @@ bool parse_anthropic_body(const std::string& body, ChatResponse& r);
 /// POSTs to {base_url}/messages (base_url e.g. "https://api.anthropic.com/v1") with the
 /// headers x-api-key (from OpenAiOptions::api_key) and anthropic-version: 2023-06-01.
 /// Options, retries, rate limits and error classification as OpenAiBackend.
-class AnthropicBackend final : public Backend {
+class AnthropicBackend final : public Backend, public AsyncChatSource {
  public:
   explicit AnthropicBackend(OpenAiOptions options);
   ChatResponse complete(const ChatRequest& request) override;
   std::string kind() const override { return "anthropic"; }
   /// "anthropic:" + base_url without userinfo and trailing '/'.
   std::string identity() const override;
+  /// The call complete(request) makes, for an event loop (http.h ChatMulti).
+  AsyncChatCall async_call(const ChatRequest& request, const nlohmann::json* openai_body = nullptr) override;
 
  private:
   OpenAiOptions options_;

@@ -48,6 +48,10 @@ struct ChatResponse {
   int64_t completion_tokens = -1;
   double latency_ms = 0.0;
   int http_status = 0;             // 0 for in-process backends
+  /// The last attempt failed below HTTP: connection refused or reset, timeout, a transfer
+  /// cut off (never set by in-process backends). With http_status >= 500 after the
+  /// retries, what the runner's circuit breaker counts (runner.h RunOptions).
+  bool transport_error = false;
   std::string raw_body;            // response body as received (or synthesised by sim)
   std::string error;               // api_error / refusal detail
   int attempts = 1;

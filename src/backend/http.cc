@@ -1,6 +1,8 @@
 #include "backend/http.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <cctype>
 #include <chrono>
 #include <memory>
@@ -143,68 +145,73 @@ std::map<std::string, std::string> provenance_headers(const std::map<std::string
   return out;
 }
 
-ChatResponse post_chat(const ChatEndpoint& ep, const std::string& payload, const ChatBodyParser& parse, Rng& rng,
-                       int max_tokens) {
-  Clock& clock = ep.clock ? *ep.clock : real_clock();
-  HttpReply last;
-  // A 429 whose Retry-After parses (seconds or HTTP-date) pauses the whole endpoint for
-  // that long (0 = no pause; beyond the cap the draw gives up and nobody is paused).
-  auto endpoint_pause_s = [&](const HttpReply& reply) -> std::optional<double> {
-    const auto ra = reply.headers.find("retry-after");
-    if (ra == reply.headers.end()) return std::nullopt;
-    const auto date = reply.headers.find("date");
-    auto wait = parse_retry_after(ra->second, date == reply.headers.end() ? std::string() : date->second,
-                                  clock.unix_time_s());
-    if (wait && *wait > ep.policy.retry_after_cap_s) return 0.0;
-    return wait;
-  };
-  ChatResponse parsed;
-  bool parsed_ok = false;
-  auto attempt_fn = [&](int) {
-    RateLimiter::Permit permit;
-    if (ep.limiter) permit = ep.limiter->admit();
-    last = http_post(*ep.pool, ep.url, ep.headers, payload, ep.timeout_s, ep.connect_timeout_s);
-    if (ep.limiter) {
-      const bool ok2xx = !last.transport_error && last.http >= 200 && last.http < 300;
-      RateLimiter::Outcome outcome = ok2xx ? RateLimiter::Outcome::kSuccess : RateLimiter::Outcome::kOther;
-      double pause_s = 0.0;
-      if (last.http == 429) {
-        const std::optional<double> pause = endpoint_pause_s(last);
-        outcome = pause ? RateLimiter::Outcome::kThrottledPause : RateLimiter::Outcome::kThrottled;
-        pause_s = pause.value_or(0.0);
-      }
-      // The shared "not before" is set with the release, before any other worker can
-      // take the freed slot.
-      ep.limiter->release(permit, outcome, pause_s);
-    }
-    if (!last.transport_error && ep.health) ep.health->answered = true;
-    AttemptResult a;
-    a.transport_error = last.transport_error;
-    a.http = last.http;
-    if (auto it = last.headers.find("retry-after"); it != last.headers.end()) a.retry_after = it->second;
-    if (auto it = last.headers.find("date"); it != last.headers.end()) a.date = it->second;
-    parsed_ok = false;
-    if (!a.transport_error && a.http >= 200 && a.http < 300) {
-      parsed = ChatResponse();
-      parsed_ok = parse(last.body, parsed);
-      a.malformed_body = !parsed_ok;
-    }
-    return a;
-  };
-  // The endpoint-wide pause after a 429 is set in release() above; a 429 without a usable
-  // Retry-After only cuts the in-flight limit while this worker backs off on its own.
-  int attempts = 0;
+namespace {
+
+// A 429 whose Retry-After parses (seconds or HTTP-date) pauses the whole endpoint for
+// that long (0 = no pause; beyond the cap the draw gives up and nobody is paused).
+std::optional<double> endpoint_pause_s(const ChatEndpoint& ep, Clock& clock, const HttpReply& reply) {
+  const auto ra = reply.headers.find("retry-after");
+  if (ra == reply.headers.end()) return std::nullopt;
+  const auto date = reply.headers.find("date");
+  auto wait = parse_retry_after(ra->second, date == reply.headers.end() ? std::string() : date->second,
+                                clock.unix_time_s());
+  if (wait && *wait > ep.policy.retry_after_cap_s) return 0.0;
+  return wait;
+}
+
+}  // namespace
+
+RetryPolicy chat_call_policy(const ChatEndpoint& ep) {
   RetryPolicy policy = ep.policy;
   if (ep.health && ep.health->fail_fast()) policy.max_retries = 0;
-  const RetryDecision d = run_with_retries(policy, clock, rng, attempt_fn, &attempts);
+  return policy;
+}
+
+AttemptResult chat_attempt_done(const ChatEndpoint& ep, const ChatBodyParser& parse,
+                                const RateLimiter::Permit& permit, HttpReply reply, ChatCallState& st) {
+  Clock& clock = ep.clock ? *ep.clock : real_clock();
+  st.last = std::move(reply);
+  const HttpReply& last = st.last;
+  if (ep.limiter) {
+    const bool ok2xx = !last.transport_error && last.http >= 200 && last.http < 300;
+    RateLimiter::Outcome outcome = ok2xx ? RateLimiter::Outcome::kSuccess : RateLimiter::Outcome::kOther;
+    double pause_s = 0.0;
+    if (last.http == 429) {
+      const std::optional<double> pause = endpoint_pause_s(ep, clock, last);
+      outcome = pause ? RateLimiter::Outcome::kThrottledPause : RateLimiter::Outcome::kThrottled;
+      pause_s = pause.value_or(0.0);
+    }
+    // The shared "not before" is set with the release, before any other worker can
+    // take the freed slot.
+    ep.limiter->release(permit, outcome, pause_s);
+  }
+  if (!last.transport_error && ep.health) ep.health->answered = true;
+  AttemptResult a;
+  a.transport_error = last.transport_error;
+  a.http = last.http;
+  if (auto it = last.headers.find("retry-after"); it != last.headers.end()) a.retry_after = it->second;
+  if (auto it = last.headers.find("date"); it != last.headers.end()) a.date = it->second;
+  st.parsed_ok = false;
+  if (!a.transport_error && a.http >= 200 && a.http < 300) {
+    st.parsed = ChatResponse();
+    st.parsed_ok = parse(last.body, st.parsed);
+    a.malformed_body = !st.parsed_ok;
+  }
+  return a;
+}
+
+ChatResponse chat_call_result(const ChatEndpoint& ep, ChatCallState& st, const RetryDecision& d, int max_tokens) {
+  HttpReply& last = st.last;
   if (ep.health) {
     if (last.transport_error && !ep.health->answered.load()) ep.health->dead_calls.fetch_add(1);
   }
-
-  ChatResponse r = parsed_ok ? std::move(parsed) : ChatResponse();
+  const bool parsed_ok = st.parsed_ok;
+  ChatResponse r = parsed_ok ? std::move(st.parsed) : ChatResponse();
+  const int attempts = st.attempts;
   r.attempts = attempts;
   r.latency_ms = last.latency_ms;
   r.http_status = static_cast<int>(last.http);
+  r.transport_error = last.transport_error;
   r.raw_body = redact_secret(std::move(last.body), ep.secret);
   r.headers = provenance_headers(last.headers);
   for (auto& [name, value] : r.headers) value = redact_secret(value, ep.secret);
@@ -236,6 +243,205 @@ ChatResponse post_chat(const ChatEndpoint& ep, const std::string& payload, const
     return r;
   }
   return r;
+}
+
+ChatResponse post_chat(const ChatEndpoint& ep, const std::string& payload, const ChatBodyParser& parse, Rng& rng,
+                       int max_tokens) {
+  Clock& clock = ep.clock ? *ep.clock : real_clock();
+  ChatCallState st;
+  auto attempt_fn = [&](int) {
+    RateLimiter::Permit permit;
+    if (ep.limiter) permit = ep.limiter->admit();
+    HttpReply reply = http_post(*ep.pool, ep.url, ep.headers, payload, ep.timeout_s, ep.connect_timeout_s);
+    return chat_attempt_done(ep, parse, permit, std::move(reply), st);
+  };
+  // The endpoint-wide pause after a 429 is set in release() above; a 429 without a usable
+  // Retry-After only cuts the in-flight limit while this worker backs off on its own.
+  const RetryDecision d = run_with_retries(chat_call_policy(ep), clock, rng, attempt_fn, &st.attempts);
+  return chat_call_result(ep, st, d, max_tokens);
+}
+
+struct ChatMulti::Call {
+  AsyncChatCall call;
+  Done done;
+  RetryPolicy policy;
+  ChatCallState st;
+  int attempt = 0;                // attempts started
+  RateLimiter::Permit permit;
+  HttpReply reply;                // the attempt in transfer
+  CURL* easy = nullptr;           // while transferring
+  double due = 0.0;               // waiting: when to try admission (clock.now_s())
+  char errbuf[CURL_ERROR_SIZE] = {0};
+  Clock& clock() const { return call.endpoint->clock ? *call.endpoint->clock : real_clock(); }
+};
+
+ChatMulti::ChatMulti() {
+  global_init_once();
+  multi_ = curl_multi_init();
+}
+
+ChatMulti::~ChatMulti() {
+  CURLM* m = static_cast<CURLM*>(multi_);
+  for (auto& c : calls_) {
+    if (c->easy != nullptr) {
+      curl_multi_remove_handle(m, c->easy);
+      curl_easy_cleanup(c->easy);
+      // An abandoned attempt frees its slot so the endpoint's limiter stays consistent.
+      if (c->call.endpoint->limiter) c->call.endpoint->limiter->release(c->permit, RateLimiter::Outcome::kOther);
+    }
+  }
+  for (void* e : idle_) curl_easy_cleanup(static_cast<CURL*>(e));
+  for (auto& [ep, list] : header_lists_) curl_slist_free_all(static_cast<curl_slist*>(list));
+  curl_multi_cleanup(m);
+}
+
+size_t ChatMulti::active() const { return calls_.size(); }
+
+void ChatMulti::start(AsyncChatCall call, Done done) {
+  auto c = std::make_unique<Call>();
+  c->policy = chat_call_policy(*call.endpoint);
+  c->call = std::move(call);
+  c->done = std::move(done);
+  c->due = 0.0;  // admission on the next poll
+  calls_.push_back(std::move(c));
+}
+
+void ChatMulti::launch(Call& c) {
+  const ChatEndpoint& ep = *c.call.endpoint;
+  CURL* e = nullptr;
+  if (!idle_.empty()) {
+    e = static_cast<CURL*>(idle_.back());
+    idle_.pop_back();
+  } else {
+    e = curl_easy_init();
+    if (e == nullptr) {  // as http_post: a transport error of this attempt
+      c.reply = HttpReply();
+      c.reply.transport_error = true;
+      c.reply.curl_error = "curl_easy_init failed";
+      c.easy = nullptr;
+      return;
+    }
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_POST, 1L);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_body);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, write_header);
+    curl_easy_setopt(e, CURLOPT_PROXY, "");
+    curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+  }
+  void*& list = header_lists_[&ep];
+  if (list == nullptr) {
+    curl_slist* raw = nullptr;
+    for (const auto& h : ep.headers) raw = curl_slist_append(raw, h.c_str());
+    list = raw;
+  }
+  c.reply = HttpReply();
+  c.errbuf[0] = '\0';
+  ++c.attempt;
+  curl_easy_setopt(e, CURLOPT_URL, ep.url.c_str());
+  curl_easy_setopt(e, CURLOPT_POSTFIELDS, c.call.payload.data());
+  curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(c.call.payload.size()));
+  curl_easy_setopt(e, CURLOPT_HTTPHEADER, static_cast<curl_slist*>(list));
+  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(ep.timeout_s * 1000.0));
+  curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(ep.connect_timeout_s * 1000.0));
+  curl_easy_setopt(e, CURLOPT_WRITEDATA, &c.reply.body);
+  curl_easy_setopt(e, CURLOPT_HEADERDATA, &c.reply);
+  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, c.errbuf);
+  curl_easy_setopt(e, CURLOPT_PRIVATE, static_cast<void*>(&c));
+  c.easy = e;
+  curl_multi_add_handle(static_cast<CURLM*>(multi_), e);
+}
+
+void ChatMulti::poll(double max_wait_s) {
+  CURLM* m = static_cast<CURLM*>(multi_);
+  std::vector<std::pair<Done, ChatResponse>> finished;
+  // One attempt ended (the reply in c.reply): the retry policy decides, as
+  // run_with_retries does in post_chat (one jitter draw per decision).
+  auto attempt_ended = [&](Call& c) -> bool {  // true = the call is done
+    Clock& clock = c.clock();
+    const ChatEndpoint& ep = *c.call.endpoint;
+    const AttemptResult a = chat_attempt_done(ep, c.call.parse, c.permit, std::move(c.reply), c.st);
+    const RetryDecision d = decide_retry(c.policy, c.attempt, a, clock.unix_time_s(), c.call.rng.uniform());
+    if (d.action == RetryDecision::Action::kRetry) {
+      c.due = clock.now_s() + d.wait_s;
+      return false;
+    }
+    c.st.attempts = c.attempt;
+    finished.emplace_back(std::move(c.done), chat_call_result(ep, c.st, d, c.call.max_tokens));
+    return true;
+  };
+  auto remove_done = [&](const std::vector<Call*>& done) {
+    if (done.empty()) return;
+    calls_.erase(std::remove_if(calls_.begin(), calls_.end(),
+                                [&](const std::unique_ptr<Call>& c) {
+                                  return std::find(done.begin(), done.end(), c.get()) != done.end();
+                                }),
+                 calls_.end());
+  };
+  // Admission of the calls whose wait is over; the earliest wait still running.
+  auto admit_due = [&](std::vector<Call*>& done) -> double {
+    double next_due = std::numeric_limits<double>::infinity();
+    for (auto& cp : calls_) {
+      Call& c = *cp;
+      if (c.easy != nullptr) continue;
+      const double now = c.clock().now_s();
+      if (c.due > now) {
+        next_due = std::min(next_due, c.due - now);
+        continue;
+      }
+      RateLimiter* limiter = c.call.endpoint->limiter;
+      if (limiter && !limiter->try_admit(c.permit)) {
+        c.due = now + std::max(0.001, limiter->paused_for_s());
+        next_due = std::min(next_due, c.due - now);
+        continue;
+      }
+      launch(c);
+      if (c.easy == nullptr && attempt_ended(c)) done.push_back(&c);  // curl_easy_init failed
+    }
+    return next_due;
+  };
+  auto drain = [&](std::vector<Call*>& done) {
+    int left = 0;
+    while (CURLMsg* msg = curl_multi_info_read(m, &left)) {
+      if (msg->msg != CURLMSG_DONE) continue;
+      CURL* e = msg->easy_handle;
+      void* priv = nullptr;
+      curl_easy_getinfo(e, CURLINFO_PRIVATE, &priv);
+      Call& c = *static_cast<Call*>(priv);
+      const CURLcode rc = msg->data.result;
+      curl_off_t total_us = 0;
+      curl_easy_getinfo(e, CURLINFO_TOTAL_TIME_T, &total_us);
+      c.reply.latency_ms = static_cast<double>(total_us) / 1000.0;
+      if (rc != CURLE_OK) {
+        c.reply.transport_error = true;
+        c.reply.curl_error = c.errbuf[0] != '\0' ? std::string(c.errbuf) : std::string(curl_easy_strerror(rc));
+        c.reply.http = 0;
+      } else {
+        curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &c.reply.http);
+      }
+      curl_multi_remove_handle(m, e);
+      curl_easy_setopt(e, CURLOPT_ERRORBUFFER, nullptr);
+      curl_easy_setopt(e, CURLOPT_WRITEDATA, nullptr);
+      curl_easy_setopt(e, CURLOPT_HEADERDATA, nullptr);
+      curl_easy_setopt(e, CURLOPT_PRIVATE, nullptr);
+      idle_.push_back(e);
+      c.easy = nullptr;
+      if (attempt_ended(c)) done.push_back(&c);
+    }
+  };
+
+  std::vector<Call*> done;
+  double next_due = admit_due(done);
+  int running = 0;
+  curl_multi_perform(m, &running);
+  drain(done);
+  if (done.empty() && !calls_.empty()) {
+    const double wait_s = std::max(0.0, std::min(max_wait_s, next_due));
+    curl_multi_poll(m, nullptr, 0, static_cast<int>(std::ceil(wait_s * 1000.0)), nullptr);
+    curl_multi_perform(m, &running);
+    drain(done);
+  }
+  remove_done(done);
+  for (auto& [fn, resp] : finished) fn(std::move(resp));
 }
 
 }  // namespace nf

@@ -103,4 +103,79 @@ using ChatBodyParser = std::function<bool(const std::string& body, ChatResponse&
 ChatResponse post_chat(const ChatEndpoint& endpoint, const std::string& payload, const ChatBodyParser& parse,
                        Rng& rng, int max_tokens);
 
+/// What one chat call has received so far (the pieces post_chat and ChatMulti share, so
+/// the thread path and the event loop classify every reply the same way).
+struct ChatCallState {
+  HttpReply last;           // the last attempt's reply
+  ChatResponse parsed;      // its parsed body (when parsed_ok)
+  bool parsed_ok = false;
+  int attempts = 0;         // attempts made (set when the call ends)
+};
+
+/// The retry policy of one call to `endpoint`: its policy, with no retries once the
+/// endpoint fails fast (EndpointHealth).
+RetryPolicy chat_call_policy(const ChatEndpoint& endpoint);
+
+/// Ends one attempt that received `reply` (after admission `permit` when the endpoint has
+/// a limiter): releases the permit (a 429 cuts the in-flight limit; a usable Retry-After
+/// pauses the endpoint), marks the endpoint as answered, parses a 2xx body with `parse`
+/// into `st`, and returns what the retry policy needs.
+AttemptResult chat_attempt_done(const ChatEndpoint& endpoint, const ChatBodyParser& parse,
+                                const RateLimiter::Permit& permit, HttpReply reply, ChatCallState& st);
+
+/// The classified response of a call whose last decision was `d` (kDone or kGiveUp), as
+/// post_chat documents it; charges the token budget. Moves the body out of `st`.
+ChatResponse chat_call_result(const ChatEndpoint& endpoint, ChatCallState& st, const RetryDecision& d,
+                              int max_tokens);
+
+/// A chat call an event loop can drive (ChatMulti::start): everything post_chat takes.
+struct AsyncChatCall {
+  const ChatEndpoint* endpoint = nullptr;  // owned by the backend, which outlives the call
+  std::string payload;
+  ChatBodyParser parse;
+  Rng rng{1};
+  int max_tokens = 0;
+};
+
+/// A backend whose calls an event loop can drive (openai, anthropic).
+class AsyncChatSource {
+ public:
+  virtual ~AsyncChatSource() = default;
+  /// The call `complete(request)` would make, not yet started. Thread-safe.
+  /// `openai_body`, when not null, must be request.to_openai_json() already built by the
+  /// caller (a task's recorded request): an OpenAI-compatible backend then dumps it
+  /// instead of building it again.
+  virtual AsyncChatCall async_call(const ChatRequest& request, const nlohmann::json* openai_body = nullptr) = 0;
+};
+
+/// Many chat calls on ONE thread over a libcurl multi handle (issue 14 item 5): each call
+/// is exactly a post_chat (same admission through the endpoint's RateLimiter, same
+/// retry decisions, same classification: the shared pieces above), but a wait between
+/// attempts or for admission is a timer, not a sleeping thread, and one curl_multi_poll
+/// wakes for every transfer that has data. Connections are kept alive in the multi
+/// handle's connection cache. Not thread-safe: one thread calls start() and poll().
+class ChatMulti {
+ public:
+  using Done = std::function<void(ChatResponse)>;
+  ChatMulti();
+  ~ChatMulti();  // abandons calls still in progress (their `done` is never called)
+  ChatMulti(const ChatMulti&) = delete;
+  ChatMulti& operator=(const ChatMulti&) = delete;
+  /// Starts `call`; `done` gets its response, on the thread that calls poll().
+  void start(AsyncChatCall call, Done done);
+  /// Calls started and not yet done (transferring, or waiting for a retry or admission).
+  size_t active() const;
+  /// Drives transfers and timers for at most `max_wait_s` seconds (less when something
+  /// finishes earlier) and runs the `done` of every call that ended.
+  void poll(double max_wait_s);
+
+ private:
+  struct Call;
+  void launch(Call& c);
+  void* multi_;  // CURLM*
+  std::vector<void*> idle_;  // CURL* easy handles, options that never change already set
+  std::unordered_map<const ChatEndpoint*, void*> header_lists_;  // curl_slist* per endpoint
+  std::vector<std::unique_ptr<Call>> calls_;
+};
+
 }  // namespace nf

@@ -107,6 +107,17 @@ ChatEndpoint make_chat_endpoint(const OpenAiOptions& options, std::string url, s
 
 std::string OpenAiBackend::identity() const { return "openai:" + strip_url_userinfo(base_url_); }
 
+AsyncChatCall OpenAiBackend::async_call(const ChatRequest& request, const nlohmann::json* openai_body) {
+  AsyncChatCall call;
+  call.endpoint = &endpoint_;
+  const auto replace = nlohmann::json::error_handler_t::replace;
+  call.payload = openai_body ? openai_body->dump(-1, ' ', false, replace) : request.to_openai_json().dump(-1, ' ', false, replace);
+  call.parse = parse_openai_body;
+  call.rng = Rng::stream(options_.jitter_seed, {calls_.fetch_add(1)});
+  call.max_tokens = request.max_tokens;
+  return call;
+}
+
 ChatResponse OpenAiBackend::complete(const ChatRequest& request) {
   Rng rng = Rng::stream(options_.jitter_seed, {calls_.fetch_add(1)});
   const std::string payload =

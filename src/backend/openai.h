@@ -69,7 +69,7 @@ bool parse_openai_body(const std::string& body, ChatResponse& r);
 /// (AIMD in-flight limit; a Retry-After pauses the whole endpoint), budgets or not.
 /// ChatResponse.attempts counts the attempts made; latency_ms is that of the last one.
 /// Any occurrence of the API key in an error message or body is replaced by "[redacted]".
-class OpenAiBackend final : public Backend {
+class OpenAiBackend final : public Backend, public AsyncChatSource {
  public:
   explicit OpenAiBackend(OpenAiOptions options);
 
@@ -77,6 +77,8 @@ class OpenAiBackend final : public Backend {
   std::string kind() const override { return "openai"; }
   /// "openai:" + base_url without userinfo (user:pass@) and without a trailing '/'.
   std::string identity() const override;
+  /// The call complete(request) makes, for an event loop (http.h ChatMulti).
+  AsyncChatCall async_call(const ChatRequest& request, const nlohmann::json* openai_body = nullptr) override;
   /// The endpoint's limiter (budgets and adaptive back-off); never null.
   const RateLimiter& limiter() const { return *limiter_; }
 

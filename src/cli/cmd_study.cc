@@ -31,6 +31,8 @@ struct StudyArgs {
   bool quiet = false;
   int threads = 0;
   int64_t max_draws = -1;
+  int max_consecutive_api_errors = 16;
+  bool no_event_loop = false;
 };
 
 void add_study_args(CLI::App& app, StudyArgs& a, bool writes_report) {
@@ -48,6 +50,14 @@ void add_study_args(CLI::App& app, StudyArgs& a, bool writes_report) {
   app.add_option("--threads", a.threads, "worker threads (default: the largest subject concurrency)");
   app.add_option("--max-draws", a.max_draws, "stop after this many new draws (for rehearsals; resume later)")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--max-consecutive-api-errors", a.max_consecutive_api_errors,
+                 "stop the run (exit 3, resumable) once this many draws of one subject in a row failed because its "
+                 "server could not be reached or answered 5xx, after retries; 0 = never stop (docs/backends.md)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag("--no-event-loop", a.no_event_loop,
+               "MCQ studies on HTTP backends: one blocking worker thread per call in flight instead of the event loop "
+               "(same draws; for comparison or as a fallback; docs/scale.md)");
 }
 
 std::string resolve_out(const StudyArgs& a, const Study& s) {
@@ -68,6 +78,8 @@ int do_run(const std::string& cmd, const StudyArgs& a, const Study& study, Store
   ro.progress = !a.quiet;
   ro.threads = a.threads;
   ro.max_draws = a.max_draws;
+  ro.max_consecutive_api_errors = a.max_consecutive_api_errors;
+  ro.event_loop = !a.no_event_loop;
   ro.stop = &install_stop_handler();
   auto sum = run_study(study, store, ro);
   if (!sum.ok()) return fail(cmd, sum.status());
@@ -82,6 +94,14 @@ int do_run(const std::string& cmd, const StudyArgs& a, const Study& study, Store
   if (ro.stop->load()) {
     std::fprintf(stderr, "%s: interrupted; run the same command again to resume\n", cmd.c_str());
     return 130;
+  }
+  if (!sum->breaker.empty()) {  // the circuit breaker stopped the run (runner.h RunOptions)
+    const long long left = static_cast<long long>(sum->planned - sum->already_done - sum->executed);
+    std::fprintf(stderr,
+                 "%s: stopped: %s\n%s: backend unavailable; %lld draws not run and %lld api_error draws are kept for a "
+                 "resume: when the server is back, run the same command again\n",
+                 cmd.c_str(), sum->breaker.c_str(), cmd.c_str(), left, static_cast<long long>(sum->api_error));
+    return static_cast<int>(ExitCode::kBackendUnavailable);
   }
   if (sum->api_error > 0) {
     std::fprintf(stderr, "%s: %lld draws failed at the API (first: %s); they are not scored and are retried on resume\n",

@@ -68,6 +68,11 @@ int cmd_worker(int argc, char** argv) {
                static_cast<long long>(sum->api_error), static_cast<long long>(sum->refused), sum->seconds,
                sum->interrupted ? "interrupted: start it again to continue"
                                 : fmt::format("all {} planned draws are done", sum->planned).c_str());
+  if (!sum->breaker.empty()) {
+    std::fprintf(stderr, "worker %s: stopped: %s; backend unavailable: start the worker again when the server is back\n",
+                 sum->worker_id.c_str(), sum->breaker.c_str());
+    return static_cast<int>(ExitCode::kBackendUnavailable);
+  }
   return sum->interrupted ? 130 : 0;
 }
 

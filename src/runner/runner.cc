@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <condition_variable>
@@ -14,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "backend/anthropic.h"
+#include "backend/http.h"
 #include "backend/openai.h"
 #include "core/draw_seed.h"
 #include "data/bbq.h"
@@ -317,6 +319,10 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
   }
   threads = std::max(1, std::min<int>(threads, static_cast<int>(todo.size())));
 
+  // The event loop (below) for a single-call task whose subjects are all HTTP backends.
+  bool loop_path = options.event_loop && task->single_call();
+  for (const auto& b : backends) loop_path = loop_path && dynamic_cast<AsyncChatSource*>(b.get()) != nullptr;
+
   std::atomic<size_t> next{0};
   std::atomic<int64_t> executed{0};
   std::atomic<bool> failed{false};
@@ -351,9 +357,148 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
   std::vector<Finished> queue;
   bool workers_done = false;
 
+  // The circuit breaker (RunOptions::max_consecutive_api_errors): per subject, the draws
+  // in a row (in the order they finish) that failed because the server could not be
+  // reached or failed; `tripped` stops the workers as an interrupt does.
+  std::mutex breaker_mu;  // guards down_streak and sum.breaker
+  std::vector<int> down_streak(study.subjects.size(), 0);
+  std::atomic<bool> tripped{false};
+  auto breaker_note = [&](const PlannedDraw& p, const TaskDrawResult& res, int64_t cached_calls) {
+    if (options.max_consecutive_api_errors <= 0 || res.calls <= cached_calls) return;  // no call made
+    const ChatResponse& r = res.response;
+    const bool down = res.status == DrawStatus::kApiError && r.kind == ResponseKind::kApiError &&
+                      (r.transport_error || r.http_status >= 500);
+    std::lock_guard<std::mutex> lock(breaker_mu);
+    int& streak = down_streak[p.subject_index];
+    if (!down) {
+      streak = 0;
+      return;
+    }
+    if (++streak < options.max_consecutive_api_errors || tripped.load()) return;
+    sum.breaker = fmt::format("subject '{}' ({}): {} draws in a row failed at the API; last: {}",
+                              study.subjects[p.subject_index].name, backends[p.subject_index]->identity(), streak,
+                              res.error.empty() ? r.error : res.error);
+    tripped = true;
+  };
+
   auto stop_requested = [&] {
-    return failed.load() || (options.stop && options.stop->load()) ||
+    return failed.load() || tripped.load() || (options.stop && options.stop->load()) ||
            (options.max_draws >= 0 && executed.load() >= options.max_draws);
+  };
+
+  // The Draw of planned draw `p` that ended with `res` (both paths); moves the request,
+  // the reply's body and text and the outcomes out of `res`.
+  auto make_draw = [&](const PlannedDraw& p, TaskDrawResult& res, Backend& backend, bool from_cache) {
+    Draw d;
+    d.key = p.key;
+    d.cluster = items[p.item_index].cluster;
+    d.extra = {{"condition", res.detail}, {"backend", backend.identity()}, {"calls", res.calls}};
+    if (res.calls > 1) d.extra["transcript"] = res.transcript;
+    // Provenance (issue 6 item 8): what was actually sent and what the server said.
+    if (!res.response.headers.empty()) d.extra["headers"] = res.response.headers;
+    if (res.request.is_object()) {
+      nlohmann::json sent = nlohmann::json::object();
+      for (const char* k : {"temperature", "top_p", "seed", "max_tokens", "logprobs", "top_logprobs"})
+        if (res.request.contains(k)) sent[k] = res.request[k];
+      d.extra["decoding_sent"] = sent;
+    }
+    if (!res.response.logprobs.is_null()) {
+      std::vector<std::string> letters;
+      const auto& data = items[p.item_index].data;
+      // The SHOWN letters (A, B, ... as many as the prompt had): a remove_context draw
+      // shows one more option (the appended sentinel) than the item stores.
+      size_t shown = data.contains("options") && data["options"].is_object() ? data["options"].size() : 0;
+      if (res.detail.is_object() && res.detail.contains("removed_chars")) ++shown;
+      for (size_t k = 0; k < shown && k < 26; ++k) letters.emplace_back(1, static_cast<char>('A' + k));
+      // At the token where the answer letter sits, not the first generated token (which
+      // is "<" for "<answer>X</answer>"): backend/openai.h answer_token_probabilities.
+      const AnswerTokenProbs at = answer_token_probabilities(res.response.logprobs, letters);
+      nlohmann::json probs = nlohmann::json::object();
+      for (const auto& [letter, prob] : at.probs)
+        probs[letter] = prob ? nlohmann::json(*prob) : nlohmann::json(nullptr);
+      d.extra["option_probs"] = probs;
+      nlohmann::json where{{"position", at.position ? nlohmann::json(*at.position) : nlohmann::json(nullptr)}};
+      if (at.position) {
+        where["token"] = at.token;
+        where["prob"] = at.token_prob ? nlohmann::json(*at.token_prob) : nlohmann::json(nullptr);
+      } else {
+        where["note"] = at.note;
+      }
+      // A constrained request (grammar / guided choice) whose top list still holds other
+      // tokens: the server reports the distribution before the constraint.
+      bool constrained = false;
+      for (const char* k : {"grammar", "guided_choice", "guided_regex", "guided_grammar", "response_format"})
+        constrained = constrained || (res.request.is_object() && res.request.contains(k));
+      if (constrained && at.top_has_non_letters) where["top_logprobs_ignore_constraint"] = true;
+      d.extra["answer_token"] = where;
+    }
+    ChatResponse& resp = res.response;
+    d.request = std::move(res.request);
+    d.status = res.status;
+    d.outcomes = std::move(res.outcomes);
+    d.error = std::move(res.error);
+    d.raw_response = std::move(resp.raw_body);
+    d.content = std::move(resp.content);
+    d.latency_ms = resp.latency_ms;
+    d.prompt_tokens = resp.prompt_tokens;
+    d.completion_tokens = resp.completion_tokens;
+    d.finish_reason = std::move(resp.finish_reason);
+    d.served_model = std::move(resp.served_model);
+    d.system_fingerprint = std::move(resp.system_fingerprint);
+    d.cached = from_cache;
+    d.attempts = resp.attempts;
+    return d;
+  };
+
+  // Commits (--refresh, a worker's hook) or hands a finished draw to the committer; false
+  // when a commit failed (the run stops with that error).
+  auto deliver = [&](Draw d, std::vector<Store::CacheEntry> new_cache, bool from_cache) -> bool {
+    if (options.refresh || options.commit) {  // one transaction per draw, counted after it
+      // (--refresh replaces; a worker's commit hook also marks its planned draw done)
+      Status st = options.commit ? options.commit(d, new_cache) : store.replace_draw(d);
+      if (!st.ok() && st.code() != StatusCode::kAlreadyExists) {
+        std::lock_guard<std::mutex> lock(mu);
+        error = st;
+        failed = true;
+        return false;
+      }
+      executed.fetch_add(1);
+      std::lock_guard<std::mutex> lock(mu);
+      count(d, from_cache);
+      return true;
+    }
+    // Hand the draw to the committer and go on with the next call; it is counted only
+    // once the transaction holding it has committed.
+    std::unique_lock<std::mutex> lock(qmu);
+    q_space.wait(lock, [&] { return queue.size() < max_pending; });
+    queue.push_back(Finished{std::move(d), std::move(new_cache), from_cache});
+    lock.unlock();
+    q_ready.notify_one();
+    return true;
+  };
+
+  // The response cache around one call: the key (a SHA-256 over the dumped request) only
+  // when the cache is read or written; a hit when the cache is read and holds the key.
+  auto cache_lookup = [&](Backend& backend, const ChatRequest& req, const DrawKey& key, int call_index,
+                          std::string& ckey) -> std::optional<ChatResponse> {
+    if (options.use_cache) ckey = cache_key(backend.identity(), req.to_openai_json(), key) + ":" + std::to_string(call_index);
+    if (use_cache) {
+      auto hit = store.cache_get(ckey);
+      if (hit.ok() && hit->has_value()) return response_from_json(**hit);
+    }
+    return std::nullopt;
+  };
+  auto cache_keep = [&](const std::string& ckey, const ChatResponse& resp, std::vector<Store::CacheEntry>& new_cache) {
+    if (options.use_cache && resp.kind == ResponseKind::kOk) {  // --refresh rewrites the cache
+      if (options.refresh)
+        (void)store.cache_put(ckey, response_to_json(resp));  // best effort: the draw is what counts
+      else
+        new_cache.push_back({ckey, response_to_json(resp)});
+    }
+  };
+  auto context_of = [&](const PlannedDraw& p) {
+    return DrawContext{p.key, configs[p.config_index], study.subjects[p.subject_index].model,
+                       request_seed(configs[p.config_index], study.seed, p.key), extra_bodies[p.subject_index]};
   };
 
   auto worker = [&] {
@@ -362,118 +507,84 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
       if (idx >= todo.size()) break;
       if (options.max_draws >= 0 && static_cast<int64_t>(idx) >= options.max_draws) break;
       const PlannedDraw& p = *todo[idx];
-      const SubjectSpec& subject = study.subjects[p.subject_index];
       Backend& backend = *backends[p.subject_index];
-      DrawContext ctx{p.key, configs[p.config_index], subject.model,
-                      request_seed(configs[p.config_index], study.seed, p.key), extra_bodies[p.subject_index]};
+      const DrawContext ctx = context_of(p);
       int call_index = 0;
       int64_t cached_calls = 0;
       std::vector<Store::CacheEntry> new_cache;  // committed with the draw (one transaction)
       const CallFn call = [&](const ChatRequest& req) {
-        // The key (a SHA-256 over the dumped request) only when the cache is read or written.
         std::string ckey;
-        if (options.use_cache)
-          ckey = cache_key(backend.identity(), req.to_openai_json(), p.key) + ":" + std::to_string(call_index);
-        ++call_index;
-        if (use_cache) {
-          auto hit = store.cache_get(ckey);
-          if (hit.ok() && hit->has_value()) {
-            ++cached_calls;
-            return response_from_json(**hit);
-          }
+        if (auto hit = cache_lookup(backend, req, p.key, call_index++, ckey)) {
+          ++cached_calls;
+          return std::move(*hit);
         }
         ChatResponse resp = backend.complete(req);
-        if (options.use_cache && resp.kind == ResponseKind::kOk) {  // --refresh rewrites the cache
-          if (options.refresh)
-            (void)store.cache_put(ckey, response_to_json(resp));  // best effort: the draw is what counts
-          else
-            new_cache.push_back({ckey, response_to_json(resp)});
-        }
+        cache_keep(ckey, resp, new_cache);
         return resp;
       };
       TaskDrawResult res = task->run(p.item_index, p.key.condition, ctx, call);
       const bool from_cache = res.calls > 0 && cached_calls == res.calls;
+      breaker_note(p, res, cached_calls);
+      if (!deliver(make_draw(p, res, backend, from_cache), std::move(new_cache), from_cache)) break;
+    }
+  };
 
-      Draw d;
-      d.key = p.key;
-      d.cluster = items[p.item_index].cluster;
-      d.request = res.request;
-      d.extra = {{"condition", res.detail}, {"backend", backend.identity()}, {"calls", res.calls}};
-      if (res.calls > 1) d.extra["transcript"] = res.transcript;
-      // Provenance (issue 6 item 8): what was actually sent and what the server said.
-      if (!res.response.headers.empty()) d.extra["headers"] = res.response.headers;
-      if (res.request.is_object()) {
-        nlohmann::json sent = nlohmann::json::object();
-        for (const char* k : {"temperature", "top_p", "seed", "max_tokens", "logprobs", "top_logprobs"})
-          if (res.request.contains(k)) sent[k] = res.request[k];
-        d.extra["decoding_sent"] = sent;
-      }
-      if (!res.response.logprobs.is_null()) {
-        std::vector<std::string> letters;
-        const auto& data = items[p.item_index].data;
-        // The SHOWN letters (A, B, ... as many as the prompt had): a remove_context draw
-        // shows one more option (the appended sentinel) than the item stores.
-        size_t shown = data.contains("options") && data["options"].is_object() ? data["options"].size() : 0;
-        if (res.detail.is_object() && res.detail.contains("removed_chars")) ++shown;
-        for (size_t k = 0; k < shown && k < 26; ++k) letters.emplace_back(1, static_cast<char>('A' + k));
-        // At the token where the answer letter sits, not the first generated token (which
-        // is "<" for "<answer>X</answer>"): backend/openai.h answer_token_probabilities.
-        const AnswerTokenProbs at = answer_token_probabilities(res.response.logprobs, letters);
-        nlohmann::json probs = nlohmann::json::object();
-        for (const auto& [letter, prob] : at.probs)
-          probs[letter] = prob ? nlohmann::json(*prob) : nlohmann::json(nullptr);
-        d.extra["option_probs"] = probs;
-        nlohmann::json where{{"position", at.position ? nlohmann::json(*at.position) : nlohmann::json(nullptr)}};
-        if (at.position) {
-          where["token"] = at.token;
-          where["prob"] = at.token_prob ? nlohmann::json(*at.token_prob) : nlohmann::json(nullptr);
-        } else {
-          where["note"] = at.note;
+  // The event loop (issue 14 item 5): for a single-call task whose subjects are all HTTP
+  // backends, one thread drives up to `limit` calls at once over libcurl multi
+  // (backend/http.h ChatMulti: the same admission, retries and classification as
+  // post_chat, waits as timers), builds each request with Task::begin_draw and scores
+  // each reply with Task::finish_draw -- exactly what Task::run does on the thread path --
+  // and hands the draws to the same committer. Draws are started in plan order.
+  // RunOptions::event_loops such loops share the `threads` calls in flight.
+  auto event_loop = [&](size_t limit) {
+    ChatMulti multi;
+    size_t in_flight = 0;
+    struct Pending {
+      const PlannedDraw* p;
+      DrawContext ctx;
+      TaskDrawResult res;
+      ChatRequest req;
+      std::string ckey;
+    };
+    bool stop_loop = false;
+    for (;;) {
+      while (!stop_loop && in_flight < limit && !stop_requested()) {
+        const size_t idx = next.fetch_add(1);
+        if (idx >= todo.size()) break;
+        if (options.max_draws >= 0 && static_cast<int64_t>(idx) >= options.max_draws) break;
+        const PlannedDraw& p = *todo[idx];
+        Backend& backend = *backends[p.subject_index];
+        auto pend = std::make_shared<Pending>(Pending{&p, context_of(p), TaskDrawResult(), ChatRequest(), ""});
+        std::optional<ChatRequest> req = task->begin_draw(p.item_index, p.key.condition, pend->ctx, pend->res);
+        if (!req) {  // ended without a call
+          breaker_note(p, pend->res, 0);
+          if (!deliver(make_draw(p, pend->res, backend, false), {}, false)) stop_loop = true;
+          continue;
         }
-        // A constrained request (grammar / guided choice) whose top list still holds other
-        // tokens: the server reports the distribution before the constraint.
-        bool constrained = false;
-        for (const char* k : {"grammar", "guided_choice", "guided_regex", "guided_grammar", "response_format"})
-          constrained = constrained || (res.request.is_object() && res.request.contains(k));
-        if (constrained && at.top_has_non_letters) where["top_logprobs_ignore_constraint"] = true;
-        d.extra["answer_token"] = where;
-      }
-      const ChatResponse& resp = res.response;
-      d.status = res.status;
-      d.outcomes = res.outcomes;
-      d.error = res.error;
-      d.raw_response = resp.raw_body;
-      d.content = resp.content;
-      d.latency_ms = resp.latency_ms;
-      d.prompt_tokens = resp.prompt_tokens;
-      d.completion_tokens = resp.completion_tokens;
-      d.finish_reason = resp.finish_reason;
-      d.served_model = resp.served_model;
-      d.system_fingerprint = resp.system_fingerprint;
-      d.cached = from_cache;
-      d.attempts = resp.attempts;
-
-      if (options.refresh || options.commit) {  // one transaction per draw, counted after it
-        // (--refresh replaces; a worker's commit hook also marks its planned draw done)
-        Status st = options.commit ? options.commit(d, new_cache) : store.replace_draw(d);
-        if (!st.ok() && st.code() != StatusCode::kAlreadyExists) {
-          std::lock_guard<std::mutex> lock(mu);
-          error = st;
-          failed = true;
-          break;
+        if (auto hit = cache_lookup(backend, *req, p.key, 0, pend->ckey)) {
+          task->finish_draw(p.item_index, p.key.condition, *req, std::move(*hit), pend->res);
+          breaker_note(p, pend->res, 1);
+          if (!deliver(make_draw(p, pend->res, backend, true), {}, true)) stop_loop = true;
+          continue;
         }
-        executed.fetch_add(1);
-        std::lock_guard<std::mutex> lock(mu);
-        count(d, from_cache);
-        continue;
+        pend->req = std::move(*req);
+        // The task recorded the request body it built (Task::begin_draw): dumped, not rebuilt.
+        AsyncChatCall call = dynamic_cast<AsyncChatSource&>(backend).async_call(
+            pend->req, pend->res.request.is_object() ? &pend->res.request : nullptr);
+        ++in_flight;
+        multi.start(std::move(call), [&, pend](ChatResponse resp) {
+          --in_flight;
+          const PlannedDraw& pd = *pend->p;
+          Backend& b = *backends[pd.subject_index];
+          std::vector<Store::CacheEntry> new_cache;
+          cache_keep(pend->ckey, resp, new_cache);
+          task->finish_draw(pd.item_index, pd.key.condition, pend->req, std::move(resp), pend->res);
+          breaker_note(pd, pend->res, 0);
+          if (!deliver(make_draw(pd, pend->res, b, false), std::move(new_cache), false)) stop_loop = true;
+        });
       }
-      // Hand the draw to the committer and go on with the next call; it is counted only
-      // once the transaction holding it has committed.
-      std::unique_lock<std::mutex> lock(qmu);
-      q_space.wait(lock, [&] { return queue.size() < max_pending; });
-      queue.push_back(Finished{std::move(d), std::move(new_cache), from_cache});
-      lock.unlock();
-      q_ready.notify_one();
+      if (multi.active() == 0) break;
+      multi.poll(0.1);
     }
   };
 
@@ -521,9 +632,20 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
     });
 
   std::thread commit_thread(committer);
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
-  for (auto& t : pool) t.join();
+  if (loop_path) {
+    // One loop per core (at most 2 here: wrk's -t2), the calls in flight split between
+    // them; the loops share the plan counter, the limiter, the breaker and the committer.
+    const size_t loops = std::max<size_t>(
+        1, std::min<size_t>({static_cast<size_t>(options.event_loops), static_cast<size_t>(threads)}));
+    std::vector<std::thread> pool;
+    for (size_t l = 0; l < loops; ++l)
+      pool.emplace_back(event_loop, static_cast<size_t>(threads) / loops + (l < static_cast<size_t>(threads) % loops));
+    for (auto& t : pool) t.join();
+  } else {
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
+    for (auto& t : pool) t.join();
+  }
   {
     std::lock_guard<std::mutex> lock(qmu);
     workers_done = true;
@@ -535,6 +657,7 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
   if (failed) return error;
   sum.executed = executed.load();
   sum.interrupted = sum.already_done + sum.executed < sum.planned;
+  sum.event_loop = loop_path;
   sum.seconds = clock.now_s() - t0;
   return sum;
 }

@@ -89,6 +89,24 @@ struct RunOptions {
   // not in the study's plan. nullptr = every planned draw the store does not hold.
   const std::vector<DrawKey>* keys = nullptr;
   bool record_study = true;    // write the study record, items, subjects and configs first
+  // Circuit breaker (docs/backends.md "A server that goes down mid-run"): after this many
+  // draws of one subject IN A ROW (in the order they finish, cache hits not counted) ended
+  // as api_error because the server could not be reached or failed -- the last attempt a
+  // transport error (connection refused or reset, timeout, transfer cut off) or an HTTP
+  // 5xx, after the retries -- the run stops as on an interrupt: no new draw starts, the
+  // draws in flight finish and every finished draw is committed (the failed ones as
+  // api_error, which a resume runs again), the unrun draws stay for a resume, and
+  // RunSummary::breaker says why. HTTP 4xx (429 included) never counts: the server
+  // answered. Any other ending of a draw that made a call resets the count. 0 = off.
+  int max_consecutive_api_errors = 16;
+  // A single-call task (Task::single_call, MCQ) whose subjects are all HTTP backends runs
+  // on one event-loop thread driving up to `threads` calls (libcurl multi); false = one
+  // blocking worker thread per call in flight (the path every other task takes). Same
+  // draws, same store contents (tests/runner/event_loop_test.cc).
+  bool event_loop = true;
+  // Event-loop threads sharing the calls in flight (each drives about threads / event_loops
+  // transfers; 2 = the cores of the dev box, as `wrk -t2`). >= 1.
+  int event_loops = 2;
   // Stores one finished draw with its new cache entries; default Store::put_draw_grouped
   // (replace_draw under `refresh`). AlreadyExists is not an error of the run.
   std::function<Status(const Draw&, const std::vector<Store::CacheEntry>&)> commit;
@@ -101,6 +119,11 @@ struct RunSummary {
   int64_t ok = 0, parse_error = 0, api_error = 0, refused = 0, cached = 0;
   bool interrupted = false;
   std::string first_api_error;
+  // Non-empty when the circuit breaker stopped the run (RunOptions::max_consecutive_api_errors):
+  // "subject 'S' (openai:http://...): 16 draws in a row failed at the API; last: connect: ...".
+  // `interrupted` is then true when draws were left unrun.
+  std::string breaker;
+  bool event_loop = false;     // the draws ran on the event loop (RunOptions::event_loop)
   double seconds = 0.0;
 };
 

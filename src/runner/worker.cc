@@ -120,6 +120,11 @@ Result<WorkerSummary> run_worker(const Study& study, Store& store, const WorkerO
     sum.parse_error += rs->parse_error;
     sum.api_error += rs->api_error;
     sum.refused += rs->refused;
+    if (!rs->breaker.empty()) {  // the server is down: stop claiming (exit 3 in the CLI)
+      sum.breaker = rs->breaker;
+      sum.interrupted = true;
+      break;
+    }
     if (options.progress && clock.now_s() - last_print >= 2.0) {
       last_print = clock.now_s();
       auto counts = store.plan_counts();

@@ -36,11 +36,20 @@ Status McqTask::prepare(const std::vector<std::string>& conditions, uint64_t stu
 TaskDrawResult McqTask::run(size_t item_index, const std::string& condition, const DrawContext& ctx,
                             const CallFn& call) const {
   TaskDrawResult out;
+  std::optional<ChatRequest> req = begin_draw(item_index, condition, ctx, out);
+  if (!req) return out;
+  ChatResponse resp = call(*req);
+  finish_draw(item_index, condition, *req, std::move(resp), out);
+  return out;
+}
+
+std::optional<ChatRequest> McqTask::begin_draw(size_t item_index, const std::string& condition,
+                                               const DrawContext& ctx, TaskDrawResult& out) const {
   auto it = rendered_.find({item_index, condition});
   if (it == rendered_.end()) {
     out.status = DrawStatus::kParseError;  // unreachable after prepare(); never an outcome
     out.error = fmt::format("internal: item {} was not prepared for condition {}", item_index, condition);
-    return out;
+    return std::nullopt;
   }
   const RenderedMcq& item = it->second;
   out.detail = item.detail;
@@ -48,13 +57,13 @@ TaskDrawResult McqTask::run(size_t item_index, const std::string& condition, con
   if (!messages.ok()) {
     out.status = DrawStatus::kParseError;
     out.error = messages.status().message();
-    return out;
+    return std::nullopt;
   }
   if (ctx.config.fewshot > 0) {
     if (static_cast<size_t>(ctx.config.fewshot) > exemplars_.size()) {  // checked by the runner; never an outcome
       out.status = DrawStatus::kParseError;
       out.error = fmt::format("internal: fewshot {} but {} exemplars", ctx.config.fewshot, exemplars_.size());
-      return out;
+      return std::nullopt;
     }
     std::vector<ChatMessage> shots;
     for (int k = 0; k < ctx.config.fewshot; ++k) {
@@ -62,13 +71,13 @@ TaskDrawResult McqTask::run(size_t item_index, const std::string& condition, con
       if (!ex.ok()) {
         out.status = DrawStatus::kParseError;
         out.error = ex.status().message();
-        return out;
+        return std::nullopt;
       }
       auto em = render_mcq_prompt(*ex, ctx.config.template_name);
       if (!em.ok()) {
         out.status = DrawStatus::kParseError;
         out.error = em.status().message();
-        return out;
+        return std::nullopt;
       }
       shots.push_back(em->back());  // the user turn (a role-framed system message is kept once, first)
       shots.push_back(ChatMessage{"assistant", "<answer>" + ex->answer + "</answer>"});
@@ -76,9 +85,15 @@ TaskDrawResult McqTask::run(size_t item_index, const std::string& condition, con
     const size_t at = messages->size() - 1;  // before the question's user turn
     messages->insert(messages->begin() + static_cast<std::ptrdiff_t>(at), shots.begin(), shots.end());
   }
-  const ChatRequest req = draw_request(ctx, *messages);
+  ChatRequest req = draw_request(ctx, std::move(*messages));
   out.request = req.to_openai_json();
-  out.response = call(req);
+  return req;
+}
+
+void McqTask::finish_draw(size_t item_index, const std::string& condition, const ChatRequest& req,
+                          ChatResponse response, TaskDrawResult& out) const {
+  const RenderedMcq& item = rendered_.at({item_index, condition});  // begin_draw found it
+  out.response = std::move(response);
   out.calls = 1;
   const McqScore score = score_mcq(item, out.response);
   out.status = score.status;
@@ -108,7 +123,6 @@ TaskDrawResult McqTask::run(size_t item_index, const std::string& condition, con
       out.outcomes.push_back(Outcome{"correct_logprob", right ? 1.0 : 0.0, right ? "1" : "0"});
     }
   }
-  return out;
 }
 
 }  // namespace nf

@@ -29,6 +29,11 @@ class McqTask final : public Task {
   Status prepare(const std::vector<std::string>& conditions, uint64_t study_seed) override;
   TaskDrawResult run(size_t item_index, const std::string& condition, const DrawContext& ctx,
                      const CallFn& call) const override;
+  bool single_call() const override { return true; }
+  std::optional<ChatRequest> begin_draw(size_t item_index, const std::string& condition, const DrawContext& ctx,
+                                        TaskDrawResult& out) const override;
+  void finish_draw(size_t item_index, const std::string& condition, const ChatRequest& request,
+                   ChatResponse response, TaskDrawResult& out) const override;
 
  private:
   std::vector<McqItem> items_;

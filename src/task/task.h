@@ -82,6 +82,31 @@ class Task {
   /// never throws; API failures come back as status api_error, never as outcomes.
   virtual TaskDrawResult run(size_t item_index, const std::string& condition, const DrawContext& ctx,
                              const CallFn& call) const = 0;
+
+  /// True when every draw is at most ONE call whose request depends on no reply (MCQ):
+  /// then run() is begin_draw(), the call, finish_draw(), and the runner may drive many
+  /// such draws from one event loop (runner.cc). Multi-call tasks (agents, chat with
+  /// judges) keep the default false and are only run().
+  virtual bool single_call() const { return false; }
+  /// First half of a single-call draw: fills `out` (detail, and `request` =
+  /// the returned request's to_openai_json(), which the runner sends as built) and returns
+  /// the request to send, or nullopt when the draw ended without a call (`out.status` and
+  /// `out.error` say why; never an outcome). Thread-safe (const). The default (a task that
+  /// is not single_call) ends every draw as an internal parse_error.
+  virtual std::optional<ChatRequest> begin_draw(size_t item_index, const std::string& condition,
+                                                const DrawContext& ctx, TaskDrawResult& out) const {
+    (void)item_index, (void)condition, (void)ctx;
+    out.status = DrawStatus::kParseError;  // never an outcome
+    out.error = "internal: task " + name() + " has no single-call draws (run it with run())";
+    return std::nullopt;
+  }
+  /// Second half: scores `response`, the reply to `request` from begin_draw(), into `out`
+  /// (status, outcomes, error, response, calls = 1). Thread-safe (const).
+  virtual void finish_draw(size_t item_index, const std::string& condition, const ChatRequest& request,
+                           ChatResponse response, TaskDrawResult& out) const {
+    (void)item_index, (void)condition, (void)request;
+    out.response = std::move(response);
+  }
 };
 
 }  // namespace nf

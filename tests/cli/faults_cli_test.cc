@@ -6,6 +6,8 @@
 #include <httplib.h>
 #include <sqlite3.h>
 
+#include <sys/wait.h>
+
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -275,6 +277,115 @@ TEST(FaultsCli, SigkillDuringAConcurrentHttpRunLosesOnlyInFlightDraws) {
   std::map<std::string, int> per_draw;
   for (const auto& o : *rows) ++per_draw[o.item + o.config + std::to_string(o.replicate)];
   for (const auto& [k, n] : per_draw) ASSERT_EQ(n, 2) << k;
+}
+
+// A server that dies mid-run (the circuit breaker, docs/backends.md "A server that goes
+// down mid-run"): the run stops within seconds with exit 3, naming the endpoint and the
+// last error, keeps what finished, and a resume against the restarted server completes the
+// study with the results of an uninterrupted run.
+TEST(FaultsCli, AServerKilledMidRunTripsTheBreakerAndAResumeCompletesTheStudy) {
+  TempDir d;
+  testing::Child sim;
+  const std::string url = start_sim(sim, {"--latency-ms", "5"}, d / "sim.err");
+  ASSERT_FALSE(url.empty());
+  const size_t colon = url.rfind(':'), slash = url.find("/v1");
+  ASSERT_TRUE(colon != std::string::npos && slash != std::string::npos && slash > colon) << url;
+  const std::string port = url.substr(colon + 1, slash - colon - 1);
+  // 2 retries (~1.5 s of back-off per failed draw) keep the test short; the default 4 make
+  // it about 6 s (16 draws in flight fail together).
+  write(d / "study.yaml", sample_study("down", "    max_retries: 2\n", 40));
+  const int64_t planned = 24 * 2 * 40;
+  const CmdResult ref = run_cli("run " + d / "study.yaml" + " --quiet --no-cache --store " + d / "ref.sqlite",
+                                d.path(), "SIM_URL=" + url);
+  ASSERT_EQ(ref.exit_code, 0) << ref.err;
+
+  setenv("SIM_URL", url.c_str(), 1);  // spawn() passes our environment to the child
+  testing::Child run = testing::spawn({"run", d / "study.yaml", "--quiet", "--no-cache", "--store", d / "k.sqlite"},
+                                      d / "run.err");
+  ASSERT_GT(testing::wait_for_draws(d / "k.sqlite", 100, 4000), 0) << slurp(d / "run.err");
+  testing::kill_and_wait(sim, SIGKILL);
+  const auto t0 = std::chrono::steady_clock::now();
+  int status = 0;
+  pid_t done = 0;
+  while ((done = waitpid(run.pid, &status, WNOHANG)) == 0 &&
+         std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60))
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (done == 0) testing::kill_and_wait(run, SIGKILL);
+  const std::string err = slurp(d / "run.err");
+  ASSERT_NE(done, 0) << "the run did not stop within 60 s of the server's death:\n" << err;
+  ASSERT_TRUE(WIFEXITED(status)) << err;
+  EXPECT_EQ(WEXITSTATUS(status), 3) << err;
+  EXPECT_LT(waited, 20.0) << err;  // one draw's retry budget (~1.5 s) per 8 draws in flight, twice
+  EXPECT_NE(err.find("stopped: subject 'http' (openai:" + url + "): 16 draws in a row failed at the API; last: connect:"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("backend unavailable"), std::string::npos) << err;
+  {
+    auto s = Store::open_existing(d / "k.sqlite");
+    ASSERT_TRUE(s.ok());
+    const int64_t stored = *(*s)->draw_count();
+    EXPECT_LT(stored, planned) << "no draw was left for the resume: make the study larger";
+    auto counts = (*s)->status_counts();
+    ASSERT_TRUE(counts.ok());
+    int64_t api_error = 0;
+    for (const auto& c : *counts)
+      if (c.status == "api_error") api_error += c.count;
+    EXPECT_GE(api_error, 16) << err;  // the failed draws are stored as api_error, never scored
+  }
+
+  // The server comes back on the same port; the same command completes the study.
+  testing::Child back;
+  back = testing::spawn({"serve-sim", "--port", port, "--latency-ms", "5"}, d / "back.err");
+  ASSERT_NE(testing::read_line(back).find("http://"), std::string::npos) << slurp(d / "back.err");
+  const CmdResult resumed = run_cli("run " + d / "study.yaml" + " --quiet --no-cache --store " + d / "k.sqlite",
+                                    d.path(), "SIM_URL=" + url);
+  testing::kill_and_wait(back, SIGTERM);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  auto s = Store::open_existing(d / "k.sqlite");
+  auto r = Store::open_existing(d / "ref.sqlite");
+  ASSERT_TRUE(s.ok() && r.ok());
+  EXPECT_EQ(*(*s)->draw_count(), planned);
+  auto keys = (*s)->finished_keys();
+  ASSERT_TRUE(keys.ok());
+  EXPECT_EQ(static_cast<int64_t>(keys->size()), planned);
+  auto counts = (*s)->status_counts();
+  ASSERT_TRUE(counts.ok());
+  for (const auto& c : *counts) EXPECT_NE(c.status, "api_error") << c.count;
+  auto rows = (*s)->outcome_rows();
+  auto ref_rows = (*r)->outcome_rows();
+  ASSERT_TRUE(rows.ok() && ref_rows.ok());
+  std::map<std::string, double> got, want;
+  for (const auto& o : *rows) got[key_of(o)] = o.value;
+  for (const auto& o : *ref_rows) want[key_of(o)] = o.value;
+  EXPECT_EQ(got.size(), static_cast<size_t>(planned * 2));
+  EXPECT_EQ(got, want);
+}
+
+// --max-consecutive-api-errors 0 turns the breaker off: every draw is tried and stored as
+// api_error, and the run exits 3 because every draw failed (the older rule).
+TEST(FaultsCli, TheBreakerOffTriesEveryDraw) {
+  TempDir d;
+  write(d / "study.yaml", sample_study("off", "    max_retries: 0\n", 1));
+  // Port 9 (discard) on localhost: connection refused.
+  const CmdResult r = run_cli("run " + d / "study.yaml" + " --quiet --no-cache --max-consecutive-api-errors 0 --store " +
+                                  d / "off.sqlite",
+                              d.path(), "SIM_URL=http://127.0.0.1:9/v1");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_EQ(r.err.find("in a row"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("every draw failed at the API"), std::string::npos) << r.err;
+  auto s = Store::open_existing(d / "off.sqlite");
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(*(*s)->draw_count(), 24 * 2);
+  // With the breaker on (default 16), the same run stops after 16 draws.
+  const CmdResult on = run_cli("run " + d / "study.yaml" + " --quiet --no-cache --store " + d / "on.sqlite", d.path(),
+                               "SIM_URL=http://127.0.0.1:9/v1");
+  EXPECT_EQ(on.exit_code, 3) << on.err;
+  EXPECT_NE(on.err.find("16 draws in a row failed at the API"), std::string::npos) << on.err;
+  auto so = Store::open_existing(d / "on.sqlite");
+  ASSERT_TRUE(so.ok());
+  EXPECT_GE(*(*so)->draw_count(), 16);
+  EXPECT_LT(*(*so)->draw_count(), 24 * 2);
 }
 
 // A server whose greedy reply depends on how many requests are in flight (the batch
