@@ -291,7 +291,12 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
 
   const auto plan = plan_draws(study, items, configs);
   std::unordered_set<std::string> done, wanted;
-  if (options.keys == nullptr) {
+  const bool feed = static_cast<bool>(options.next_keys);
+  std::unordered_map<std::string, const PlannedDraw*> by_key;  // feed mode: key -> plan entry
+  if (feed) {
+    by_key.reserve(plan.size());
+    for (const auto& p : plan) by_key.emplace(p.key.to_string(), &p);
+  } else if (options.keys == nullptr) {
     NF_ASSIGN_OR_RETURN(done, store.finished_keys());
   } else {
     for (const auto& k : *options.keys) wanted.insert(k.to_string());
@@ -303,12 +308,13 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
   RunSummary sum;
   sum.planned = static_cast<int64_t>(options.keys ? options.keys->size() : plan.size());
   for (const auto& p : plan) {
+    if (feed) break;
     if (options.keys && !wanted.count(p.key.to_string())) continue;
     if (!options.refresh && done.count(p.key.to_string())) ++sum.already_done;
     else todo.push_back(&p);
   }
 
-  if (options.keys && todo.size() != options.keys->size())
+  if (!feed && options.keys && todo.size() != options.keys->size())
     return InvalidArgument(fmt::format("{}: {} of the {} draws to run are not in this study's plan (was the plan "
                                        "written from another version of the study file?)",
                                        study.source_path, options.keys->size() - todo.size(), options.keys->size()));
@@ -317,7 +323,7 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
     threads = 1;
     for (const auto& s : study.subjects) threads = std::max(threads, s.concurrency);
   }
-  threads = std::max(1, std::min<int>(threads, static_cast<int>(todo.size())));
+  if (!feed) threads = std::max(1, std::min<int>(threads, static_cast<int>(todo.size())));
 
   // The event loop (below) for a single-call task whose subjects are all HTTP backends.
   bool loop_path = options.event_loop && task->single_call();
@@ -501,12 +507,52 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
                        request_seed(configs[p.config_index], study.seed, p.key), extra_bodies[p.subject_index]};
   };
 
+  // Feed mode: the next planned draw, pulling a new batch when this one is handed out.
+  std::mutex feed_mu;
+  size_t feed_pos = 0;
+  bool feed_done = false;
+  auto take = [&]() -> const PlannedDraw* {
+    std::lock_guard<std::mutex> lock(feed_mu);
+    while (feed_pos >= todo.size()) {
+      if (feed_done || stop_requested()) return nullptr;
+      Result<std::vector<DrawKey>> batch = options.next_keys();
+      Status st = batch.status();
+      if (st.ok() && batch->empty()) feed_done = true;
+      todo.clear();
+      feed_pos = 0;
+      for (size_t i = 0; st.ok() && i < batch->size(); ++i) {
+        auto it = by_key.find((*batch)[i].to_string());
+        if (it == by_key.end())
+          st = InvalidArgument(fmt::format("{}: draw {} is not in this study's plan (was the plan written from "
+                                           "another version of the study file?)",
+                                           study.source_path, (*batch)[i].to_string()));
+        else todo.push_back(it->second);
+      }
+      if (!st.ok()) {
+        std::lock_guard<std::mutex> elock(mu);
+        if (!failed) error = st;
+        failed = true;
+        return nullptr;
+      }
+    }
+    return todo[feed_pos++];
+  };
+
+  // The next planned draw for a worker or an event loop; nullptr when there is none (the
+  // plan or --max-draws is used up, or, in feed mode, the batch source is empty or failed).
+  auto next_draw = [&]() -> const PlannedDraw* {
+    if (feed) return take();
+    const size_t idx = next.fetch_add(1);
+    if (idx >= todo.size()) return nullptr;
+    if (options.max_draws >= 0 && static_cast<int64_t>(idx) >= options.max_draws) return nullptr;
+    return todo[idx];
+  };
+
   auto worker = [&] {
     while (!stop_requested()) {
-      const size_t idx = next.fetch_add(1);
-      if (idx >= todo.size()) break;
-      if (options.max_draws >= 0 && static_cast<int64_t>(idx) >= options.max_draws) break;
-      const PlannedDraw& p = *todo[idx];
+      const PlannedDraw* pp = next_draw();
+      if (pp == nullptr) break;
+      const PlannedDraw& p = *pp;
       Backend& backend = *backends[p.subject_index];
       const DrawContext ctx = context_of(p);
       int call_index = 0;
@@ -549,10 +595,9 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
     bool stop_loop = false;
     for (;;) {
       while (!stop_loop && in_flight < limit && !stop_requested()) {
-        const size_t idx = next.fetch_add(1);
-        if (idx >= todo.size()) break;
-        if (options.max_draws >= 0 && static_cast<int64_t>(idx) >= options.max_draws) break;
-        const PlannedDraw& p = *todo[idx];
+        const PlannedDraw* pp = next_draw();
+        if (pp == nullptr) break;
+        const PlannedDraw& p = *pp;
         Backend& backend = *backends[p.subject_index];
         auto pend = std::make_shared<Pending>(Pending{&p, context_of(p), TaskDrawResult(), ChatRequest(), ""});
         std::optional<ChatRequest> req = task->begin_draw(p.item_index, p.key.condition, pend->ctx, pend->res);
@@ -656,7 +701,12 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
 
   if (failed) return error;
   sum.executed = executed.load();
-  sum.interrupted = sum.already_done + sum.executed < sum.planned;
+  if (feed) {
+    sum.planned = sum.executed;
+    sum.interrupted = !feed_done;
+  } else {
+    sum.interrupted = sum.already_done + sum.executed < sum.planned;
+  }
   sum.event_loop = loop_path;
   sum.seconds = clock.now_s() - t0;
   return sum;

@@ -88,6 +88,11 @@ struct RunOptions {
   // finished-keys scan (the caller claimed them as not done). InvalidArgument if a key is
   // not in the study's plan. nullptr = every planned draw the store does not hold.
   const std::vector<DrawKey>* keys = nullptr;
+  // A source of batches (a worker, runner/worker.h): when set, run_study prepares once
+  // (dataset, task, backends, plan) and then runs batch after batch, calling next_keys()
+  // whenever the draws it has are handed out (one caller at a time; the other threads keep
+  // running). An empty batch ends the run; an error stops it. `keys` is ignored.
+  std::function<Result<std::vector<DrawKey>>()> next_keys;
   bool record_study = true;    // write the study record, items, subjects and configs first
   // Circuit breaker (docs/backends.md "A server that goes down mid-run"): after this many
   // draws of one subject IN A ROW (in the order they finish, cache hits not counted) ended

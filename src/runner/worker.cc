@@ -83,56 +83,58 @@ Result<WorkerSummary> run_worker(const Study& study, Store& store, const WorkerO
   }
   const int batch = options.batch > 0 ? options.batch : 8 * threads;
   double last_print = -1e9;
-  bool recorded = false;
-  for (;;) {
-    if (options.stop && options.stop->load()) {
-      sum.interrupted = true;
-      break;
-    }
-    NF_ASSIGN_OR_RETURN(std::vector<DrawKey> claimed, store.claim_draws(sum.worker_id, batch, options.lease_s));
-    if (claimed.empty()) {
+  // One run_study for the whole worker: the dataset, task, backends and plan are prepared
+  // once, and run_study pulls claimed batches through next_keys whenever its draws are
+  // handed out (the other threads keep running meanwhile).
+  RunOptions ro;
+  ro.use_cache = options.use_cache;
+  ro.progress = false;
+  ro.threads = threads;
+  ro.stop = options.stop;
+  ro.record_study = true;
+  ro.commit = [&store](const Draw& d, const std::vector<Store::CacheEntry>& cache) {
+    return store.put_claimed_draw(d, cache);
+  };
+  bool plan_done = false;
+  ro.next_keys = [&]() -> Result<std::vector<DrawKey>> {
+    for (;;) {
+      if (options.stop && options.stop->load()) return std::vector<DrawKey>();
+      NF_ASSIGN_OR_RETURN(std::vector<DrawKey> claimed, store.claim_draws(sum.worker_id, batch, options.lease_s));
+      if (!claimed.empty()) {
+        ++sum.batches;
+        if (options.progress && clock.now_s() - last_print >= 2.0) {
+          last_print = clock.now_s();
+          auto counts = store.plan_counts();
+          if (counts.ok())
+            std::fprintf(stderr, "worker %s: %lld of %lld planned draws done\n", sum.worker_id.c_str(),
+                         static_cast<long long>(counts->done), static_cast<long long>(counts->planned));
+        }
+        return claimed;
+      }
       NF_ASSIGN_OR_RETURN(Store::PlanCounts counts, store.plan_counts());
       sum.planned = counts.planned;
-      if (counts.done >= counts.planned) break;
+      if (counts.done >= counts.planned) {
+        plan_done = true;
+        return claimed;  // empty: every planned draw is done
+      }
       // Open draws are leased by other workers: wait for them to finish or expire.
       std::this_thread::sleep_for(std::chrono::duration<double>(std::min(1.0, options.lease_s / 4.0)));
-      continue;
     }
-    ++sum.batches;
-    RunOptions ro;
-    ro.use_cache = options.use_cache;
-    ro.progress = false;
-    ro.threads = threads;
-    ro.stop = options.stop;
-    ro.keys = &claimed;
-    ro.record_study = !recorded;
-    ro.commit = [&store](const Draw& d, const std::vector<Store::CacheEntry>& cache) {
-      return store.put_claimed_draw(d, cache);
-    };
-    Result<RunSummary> rs = [&] {
-      LeaseKeeper keeper(store, sum.worker_id, options.lease_s);
-      return run_study(study, store, ro);
-    }();
-    if (!rs.ok()) return rs.status();
-    recorded = true;
-    sum.executed += rs->executed;
-    sum.ok += rs->ok;
-    sum.parse_error += rs->parse_error;
-    sum.api_error += rs->api_error;
-    sum.refused += rs->refused;
-    if (!rs->breaker.empty()) {  // the server is down: stop claiming (exit 3 in the CLI)
-      sum.breaker = rs->breaker;
-      sum.interrupted = true;
-      break;
-    }
-    if (options.progress && clock.now_s() - last_print >= 2.0) {
-      last_print = clock.now_s();
-      auto counts = store.plan_counts();
-      if (counts.ok())
-        std::fprintf(stderr, "worker %s: %lld of %lld planned draws done (%lld by this worker)\n",
-                     sum.worker_id.c_str(), static_cast<long long>(counts->done),
-                     static_cast<long long>(counts->planned), static_cast<long long>(sum.executed));
-    }
+  };
+  Result<RunSummary> rs = [&] {
+    LeaseKeeper keeper(store, sum.worker_id, options.lease_s);
+    return run_study(study, store, ro);
+  }();
+  if (!rs.ok()) return rs.status();
+  sum.executed = rs->executed;
+  sum.ok = rs->ok;
+  sum.parse_error = rs->parse_error;
+  sum.api_error = rs->api_error;
+  sum.refused = rs->refused;
+  sum.interrupted = !plan_done;
+  if (!rs->breaker.empty()) {  // the server is down: claiming stopped (exit 3 in the CLI)
+    sum.breaker = rs->breaker;
+    sum.interrupted = true;
   }
   sum.seconds = clock.now_s() - t0;
   return sum;

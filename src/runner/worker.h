@@ -1,8 +1,8 @@
 // `noisefloor worker`: one of any number of processes, on any number of machines, that
 // share a study's PostgreSQL store (docs/store.md "PostgreSQL"). Each writes the plan once
-// (idempotently), claims batches of planned draws under a lease, runs them through
-// run_study (RunOptions::keys) and commits each draw together with marking its planned
-// row done, until no planned draw remains.
+// (idempotently), claims batches of planned draws under a lease, runs them through one
+// prepared run_study (RunOptions::next_keys pulls the next claimed batch) and commits each
+// draw together with marking its planned row done, until no planned draw remains.
 #pragma once
 
 #include <atomic>
