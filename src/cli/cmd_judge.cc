@@ -85,7 +85,7 @@ int cmd_judge(int argc, char** argv) {
   bool refresh = false, no_progress = false;
   app.add_option("study", study_path, "study file (YAML) with a `judge:` block; see docs/judging.md")->required();
   app.add_option("--store", store_path,
-                 "SQLite store holding the chat draws (default: the study's `store:`, else runs/<study name>/store.sqlite)");
+                 "store holding the chat draws: a SQLite file or postgresql://... URL (default: the study's `store:`, else runs/<study name>/store.sqlite)");
   app.add_flag("--refresh", refresh, "re-judge every (draw, judge), replacing the stored judgments");
   app.add_flag("--no-progress,--quiet", no_progress, "no progress line (--quiet as for run and audit)");
   try {
