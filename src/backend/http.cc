@@ -62,6 +62,17 @@ size_t write_header(char* ptr, size_t size, size_t nmemb, void* userdata) {
   return n;
 }
 
+// The options that never change for a handle (http_post's kept-alive handles and the
+// event loop's pooled ones): set once when the handle is made.
+void set_fixed_options(CURL* c) {
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(c, CURLOPT_POST, 1L);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_body);
+  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, write_header);
+  curl_easy_setopt(c, CURLOPT_PROXY, "");
+  curl_easy_setopt(c, CURLOPT_TCP_NODELAY, 1L);
+}
+
 }  // namespace
 
 CurlHandlePool::~CurlHandlePool() {
@@ -94,12 +105,7 @@ HttpReply http_post(CurlHandlePool& pool, const std::string& url, const std::vec
   std::unique_ptr<curl_slist, SlistDeleter> list(raw);
   char errbuf[CURL_ERROR_SIZE] = {0};
   if (fresh) {  // options that never change for a handle: set once
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c, CURLOPT_POST, 1L);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_body);
-    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, write_header);
-    curl_easy_setopt(c, CURLOPT_PROXY, "");
-    curl_easy_setopt(c, CURLOPT_TCP_NODELAY, 1L);
+    set_fixed_options(c);
   }
   curl_easy_setopt(c, CURLOPT_URL, url.c_str());
   curl_easy_setopt(c, CURLOPT_POSTFIELDS, payload.data());
@@ -321,12 +327,7 @@ void ChatMulti::launch(Call& c) {
       c.easy = nullptr;
       return;
     }
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_POST, 1L);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_body);
-    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, write_header);
-    curl_easy_setopt(e, CURLOPT_PROXY, "");
-    curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+    set_fixed_options(e);
   }
   void*& list = header_lists_[&ep];
   if (list == nullptr) {
