@@ -461,6 +461,8 @@ Result<EnvelopeOptions> EnvelopeOptions::from_json(const nlohmann::json& j) {
     } else if (k == "stratum") {
       if (!v.is_object() || v.size() != 1 || !v.begin().value().is_string())
         return InvalidArgument(fmt::format("envelope.stratum: expected one {{field: value}}, got {}", v.dump()));
+      if (v.begin().key().empty())
+        return InvalidArgument(fmt::format("envelope.stratum: the field name is empty, got {}", v.dump()));
       o.stratum[v.begin().key()] = v.begin().value().get<std::string>();
     }
     else if (k == "sdi_min_mean") {
@@ -502,6 +504,11 @@ Result<EnvelopeOptions> EnvelopeOptions::from_json(const nlohmann::json& j) {
       }
     }
   }
+  // The stratum selects items of the rescored completions (metrics/rescore.h); without
+  // `scorers` nothing would apply it and the cells would silently cover every item.
+  if (!o.stratum.empty() && o.scorers.empty())
+    return InvalidArgument("envelope.stratum: applies only with `scorers` (it selects the items whose stored "
+                           "completions are rescored); add e.g. \"scorers\": [\"strmatch\"], or drop `stratum`");
   return o;
 }
 

@@ -208,6 +208,17 @@ TEST(Rescore, BadScorersAreErrorsNamingThem) {
   ASSERT_FALSE(opt.ok());
   EXPECT_NE(opt.status().message().find("envelope.scorers"), std::string::npos) << opt.status().message();
   EXPECT_FALSE(EnvelopeOptions::from_json(json{{"stratum", {{"label", 1}}}}).ok());
+  // A stratum without scorers would not be applied (the cells would cover every item): refused.
+  auto alone = EnvelopeOptions::from_json(json{{"stratum", {{"label", "safe"}}}});
+  ASSERT_FALSE(alone.ok());
+  EXPECT_EQ(alone.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(alone.status().message().find("envelope.stratum: applies only with `scorers`"), std::string::npos)
+      << alone.status().message();
+  // An empty field name would match no field and filter nothing: refused.
+  auto empty = EnvelopeOptions::from_json(json{{"scorers", {"strmatch"}}, {"stratum", {{"", "safe"}}}});
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.status().message().find("the field name is empty"), std::string::npos) << empty.status().message();
+  EXPECT_TRUE(EnvelopeOptions::from_json(json{{"scorers", {"strmatch"}}, {"stratum", {{"label", "safe"}}}}).ok());
 }
 
 }  // namespace
