@@ -36,7 +36,7 @@ int cmd_check(int argc, char** argv) {
   double max_pooled = -1, max_parse = -1, min_clusters = -1;
   AnalyzeOptions o;
   o.tool_version = NOISEFLOOR_VERSION;
-  app.add_option("--store", store_path, "the SQLite store to analyze");
+  app.add_option("--store", store_path, "the store to analyze: a SQLite file or a postgresql://... URL");
   app.add_option("--results", results_path, "check this results.json instead of analyzing a store");
   app.add_option("--rules", rules_path, "YAML rules file");
   app.add_flag("--flip-clears-floor", flip, "every non-control flip rate must exceed its action's floor upper bound");
