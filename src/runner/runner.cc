@@ -326,7 +326,10 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
   if (!feed) threads = std::max(1, std::min<int>(threads, static_cast<int>(todo.size())));
 
   // The event loop (below) for a single-call task whose subjects are all HTTP backends.
-  bool loop_path = options.event_loop && task->single_call();
+  // Not in feed mode (a worker's next_keys): a loop thread waiting in next_keys for other
+  // workers' leases could not finish its own calls in flight, whose commits that wait needs
+  // (a deadlock at the end of the plan); the worker threads there wait one at a time.
+  bool loop_path = options.event_loop && task->single_call() && !feed;
   for (const auto& b : backends) loop_path = loop_path && dynamic_cast<AsyncChatSource*>(b.get()) != nullptr;
 
   std::atomic<size_t> next{0};

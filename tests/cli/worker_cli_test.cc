@@ -27,6 +27,40 @@ TEST(WorkerCli, FourWorkersTwoKilledMidRunStoreEveryPlannedDrawOnceAndMatchSqlit
   worker_test::worker_kill_scenario(/*reps=*/20, /*workers=*/4, /*killed=*/2);  // 3,840 draws
 }
 
+// Regression (found at the session-5 final read): workers on an HTTP subject whose server
+// takes time to answer. The event loop once ran in a worker too, and a loop thread waiting
+// in next_keys for the last leased draws could not finish its own calls in flight: the
+// worker hung at the end of the plan. (The kill scenario above uses the in-process sim,
+// which never takes that path.) A hang here ends in ctest's timeout.
+TEST(WorkerCli, TwoWorkersOnASlowHttpServerFinishThePlan) {
+  NF_SKIP_WITHOUT_PG();
+  TempDir d;
+  testing::Child server = testing::spawn({"serve-sim", "--port", "0", "--latency-ms", "20"}, d / "serve.err");
+  const std::string line = testing::read_line(server);
+  const auto at = line.find("http://");
+  ASSERT_NE(at, std::string::npos) << testing::slurp(d / "serve.err");
+  std::string yaml = study_yaml(1, /*majority_floor=*/false);
+  const std::string sim_subject = "  - name: sim\n    backend: sim\n    model: sim-mcq-1\n";
+  ASSERT_NE(yaml.find(sim_subject), std::string::npos);
+  yaml.replace(yaml.find(sim_subject), sim_subject.size(),
+               "  - name: sim\n    backend: openai\n    base_url: \"" + line.substr(at) +
+                   "\"\n    model: sim-mcq-1\n    concurrency: 8\n");
+  testing::PgSchema schema;
+  testing::write_text(d / "study.yaml", yaml);
+  std::vector<testing::Child> workers;
+  for (int w = 0; w < 2; ++w)
+    workers.push_back(testing::spawn({"worker", d / "study.yaml", "--store", schema.url(), "--quiet", "--threads", "8",
+                                      "--batch", "8", "--no-cache"},
+                                     d / ("w" + std::to_string(w) + ".err")));
+  for (int w = 0; w < 2; ++w)
+    EXPECT_EQ(testing::wait_exit(workers[w]), 0) << testing::slurp(d / ("w" + std::to_string(w) + ".err"));
+  EXPECT_EQ(worker_test::done_count(schema), 24 * 4 * 2);
+  auto store = Store::open(schema.url());
+  ASSERT_TRUE(store.ok());
+  EXPECT_EQ(*(*store)->draw_count(), 24 * 4 * 2);
+  testing::kill_and_wait(server, SIGTERM);
+}
+
 TEST(WorkerCli, SqliteStoreIsRefusedWithAPointerToRun) {
   TempDir d;
   testing::write_text(d / "study.yaml", study_yaml(1));
