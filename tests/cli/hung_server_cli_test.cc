@@ -7,7 +7,10 @@
 // complete. Every test runs on the event loop and on the thread path (--no-event-loop,
 // the path of `worker`). Every wait has its own deadline: a regression fails, never hangs.
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <sqlite3.h>
+
+#include <nlohmann/json.hpp>
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -22,7 +25,6 @@
 #include "backend/retry.h"
 #include "common/pg.h"
 #include "common/process.h"
-#include "common/store_poll.h"
 #include "common/test_data.h"
 #include "runner/runner.h"
 #include "spec/study.h"
@@ -93,6 +95,25 @@ int64_t run_now(const std::string& err) {
   return std::stoll(m[1]);
 }
 
+// Waits (up to 20 s) until the serve-sim at `url` ("http://127.0.0.1:PORT/v1") has
+// received `n` chat requests in all (GET /v1/sim/stats); its count (n = 0: the count now). Polling the server, not the
+// store: a reader opening the SQLite store while `run` creates it can make the run's
+// "set WAL mode" fail (database is locked).
+int64_t wait_for_requests(const std::string& url, int64_t n) {
+  const size_t colon = url.rfind(':'), slash = url.find("/v1");
+  httplib::Client client("127.0.0.1", std::stoi(url.substr(colon + 1, slash - colon - 1)));
+  int64_t seen = -1;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (seen < n && std::chrono::steady_clock::now() < deadline) {
+    if (auto res = client.Get("/v1/sim/stats"); res && res->status == 200) {
+      const auto j = nlohmann::json::parse(res->body, nullptr, false);
+      if (j.is_object() && j.contains("chat_requests")) seen = j["chat_requests"].get<int64_t>();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return seen;
+}
+
 // (status, error) of every stored draw.
 std::vector<std::pair<std::string, std::string>> stored_draws(const std::string& path) {
   std::vector<std::pair<std::string, std::string>> out;
@@ -146,11 +167,12 @@ TEST_P(HungServer, MidRunExitsThreeWithinTheBoundAndAResumeCompletes) {
                                 d.path(), "SIM_URL=" + url);
   ASSERT_EQ(ref.exit_code, 0) << ref.err;
 
+  const int64_t base = wait_for_requests(url, 0);  // the reference run's
   setenv("SIM_URL", url.c_str(), 1);  // spawn() passes our environment to the child
   std::vector<std::string> args{"run", d / "study.yaml", "--quiet", "--no-cache", "--store", d / "k.sqlite"};
   for (const auto& f : path_flags()) args.push_back(f);
   testing::Child run = testing::spawn(args, d / "run.err");
-  ASSERT_GT(testing::wait_for_draws(d / "k.sqlite", 40, 4000), 0) << slurp(d / "run.err");
+  ASSERT_GE(wait_for_requests(url, base + 60), base + 60) << slurp(d / "run.err");
   kill(sim.pid, SIGSTOP);
   int status = 0;
   const double waited = wait_within(run, 30.0, &status);
@@ -205,11 +227,12 @@ TEST_P(HungServer, SigtermWithCallsHungExitsWithinTheGrace) {
                                 d.path(), "SIM_URL=" + url);
   ASSERT_EQ(ref.exit_code, 0) << ref.err;
 
+  const int64_t base = wait_for_requests(url, 0);  // the reference run's
   setenv("SIM_URL", url.c_str(), 1);
   std::vector<std::string> args{"run", d / "study.yaml", "--quiet", "--no-cache", "--store", d / "k.sqlite"};
   for (const auto& f : path_flags()) args.push_back(f);
   testing::Child run = testing::spawn(args, d / "run.err");
-  ASSERT_GT(testing::wait_for_draws(d / "k.sqlite", 40, 4000), 0) << slurp(d / "run.err");
+  ASSERT_GE(wait_for_requests(url, base + 60), base + 60) << slurp(d / "run.err");
   kill(sim.pid, SIGSTOP);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the calls in flight hang
   kill(run.pid, SIGTERM);
