@@ -52,6 +52,13 @@ struct ChatResponse {
   /// cut off (never set by in-process backends). With http_status >= 500 after the
   /// retries, what the runner's circuit breaker counts (runner.h RunOptions).
   bool transport_error = false;
+  /// The last attempt timed out after the endpoint had sent no HTTP response at all for
+  /// its whole timeout_s (a hung server: http.h EndpointHealth); the runner's circuit
+  /// breaker stops the run on the first such draw. Implies transport_error.
+  bool endpoint_silent = false;
+  /// The call was cut by a stop (http.h ChatEndpoint::abandon): not an answer and not a
+  /// failure of the server; the runner never stores the draw (a resume runs it).
+  bool abandoned = false;
   std::string raw_body;            // response body as received (or synthesised by sim)
   std::string error;               // api_error / refusal detail
   int attempts = 1;

@@ -62,6 +62,13 @@ size_t write_header(char* ptr, size_t size, size_t nmemb, void* userdata) {
   return n;
 }
 
+// libcurl's progress callback on the thread path: a non-zero return cuts the transfer
+// (CURLE_ABORTED_BY_CALLBACK) once the abandon flag is set. libcurl calls it at least
+// about once a second while a transfer waits.
+int abandon_progress(void* clientp, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  return static_cast<const std::atomic<bool>*>(clientp)->load() ? 1 : 0;
+}
+
 // The options that never change for a handle (http_post's kept-alive handles and the
 // event loop's pooled ones): set once when the handle is made.
 void set_fixed_options(CURL* c) {
@@ -91,7 +98,7 @@ void* CurlHandlePool::for_this_thread(bool* fresh) {
 }
 
 HttpReply http_post(CurlHandlePool& pool, const std::string& url, const std::vector<std::string>& headers, const std::string& payload,
-                    double timeout_s, double connect_timeout_s) {
+                    double timeout_s, double connect_timeout_s, const std::atomic<bool>* abandon) {
   HttpReply a;
   bool fresh = false;
   CURL* c = static_cast<CURL*>(pool.for_this_thread(&fresh));
@@ -116,6 +123,13 @@ HttpReply http_post(CurlHandlePool& pool, const std::string& url, const std::vec
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &a.body);
   curl_easy_setopt(c, CURLOPT_HEADERDATA, &a);
   curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+  if (abandon) {
+    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, abandon_progress);
+    curl_easy_setopt(c, CURLOPT_XFERINFODATA, const_cast<std::atomic<bool>*>(abandon));
+    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+  } else {
+    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 1L);
+  }
   const auto t0 = std::chrono::steady_clock::now();
   const CURLcode rc = curl_easy_perform(c);
   a.latency_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -126,6 +140,8 @@ HttpReply http_post(CurlHandlePool& pool, const std::string& url, const std::vec
   curl_easy_setopt(c, CURLOPT_HEADERDATA, nullptr);
   if (rc != CURLE_OK) {
     a.transport_error = true;
+    a.timed_out = rc == CURLE_OPERATION_TIMEDOUT;
+    a.abandoned = rc == CURLE_ABORTED_BY_CALLBACK;
     a.curl_error = errbuf[0] != '\0' ? std::string(errbuf) : std::string(curl_easy_strerror(rc));
     a.http = 0;
     return a;
@@ -191,12 +207,21 @@ AttemptResult chat_attempt_done(const ChatEndpoint& ep, const ChatBodyParser& pa
     // take the freed slot.
     ep.limiter->release(permit, outcome, pause_s);
   }
-  if (!last.transport_error && ep.health) ep.health->answered = true;
+  if (!last.transport_error && ep.health) {
+    ep.health->answered = true;
+    ep.health->last_reply_s = clock.now_s();
+  }
   AttemptResult a;
   a.transport_error = last.transport_error;
   a.http = last.http;
   if (auto it = last.headers.find("retry-after"); it != last.headers.end()) a.retry_after = it->second;
   if (auto it = last.headers.find("date"); it != last.headers.end()) a.date = it->second;
+  // Silent (EndpointHealth): the whole timeout_s spent (not a connect timeout) with no
+  // HTTP response from the endpoint since this attempt started.
+  const double waited_s = last.latency_ms / 1000.0;
+  st.silent = last.timed_out && ep.health && waited_s >= 0.9 * ep.timeout_s &&
+              ep.health->last_reply_s.load() < clock.now_s() - waited_s;
+  a.no_retry = st.silent;
   st.parsed_ok = false;
   if (!a.transport_error && a.http >= 200 && a.http < 300) {
     st.parsed = ChatResponse();
@@ -218,6 +243,7 @@ ChatResponse chat_call_result(const ChatEndpoint& ep, ChatCallState& st, const R
   r.latency_ms = last.latency_ms;
   r.http_status = static_cast<int>(last.http);
   r.transport_error = last.transport_error;
+  r.endpoint_silent = st.silent;
   r.raw_body = redact_secret(std::move(last.body), ep.secret);
   r.headers = provenance_headers(last.headers);
   for (auto& [name, value] : r.headers) value = redact_secret(value, ep.secret);
@@ -231,6 +257,9 @@ ChatResponse chat_call_result(const ChatEndpoint& ep, ChatCallState& st, const R
   if (last.transport_error) {
     r.kind = ResponseKind::kApiError;
     r.error = redact_secret("connect: " + last.curl_error + tries, ep.secret);
+    if (st.silent)
+      r.error += fmt::format("; no HTTP response from the server to any call for {} s (timeout_s): not retried",
+                             ep.timeout_s);
     return r;
   }
   if (last.http < 200 || last.http >= 300) {
@@ -251,20 +280,68 @@ ChatResponse chat_call_result(const ChatEndpoint& ep, ChatCallState& st, const R
   return r;
 }
 
+namespace {
+
+bool abandoned(const ChatEndpoint& ep) { return ep.abandon != nullptr && ep.abandon->load(); }
+
+// The response of a call cut by ChatEndpoint::abandon after `attempts` attempts.
+ChatResponse abandoned_response(int attempts) {
+  ChatResponse r;
+  r.kind = ResponseKind::kApiError;
+  r.abandoned = true;
+  r.transport_error = true;
+  r.attempts = attempts;
+  r.error = "abandoned: the run was stopped while this call was in flight";
+  return r;
+}
+
+// clock.sleep_s(wait_s), in slices of at most 50 ms while the endpoint can be abandoned;
+// false when it was abandoned meanwhile.
+bool wait_unless_abandoned(const ChatEndpoint& ep, Clock& clock, double wait_s) {
+  if (ep.abandon == nullptr) {
+    clock.sleep_s(wait_s);
+    return true;
+  }
+  const double until = clock.now_s() + wait_s;
+  for (double left = wait_s; left > 0; left = until - clock.now_s()) {
+    if (abandoned(ep)) return false;
+    clock.sleep_s(std::min(0.05, left));
+  }
+  return !abandoned(ep);
+}
+
+}  // namespace
+
 ChatResponse post_chat(const ChatEndpoint& ep, const std::string& payload, const ChatBodyParser& parse, Rng& rng,
                        int max_tokens) {
   Clock& clock = ep.clock ? *ep.clock : real_clock();
   ChatCallState st;
-  auto attempt_fn = [&](int) {
+  const RetryPolicy policy = chat_call_policy(ep);
+  // run_with_retries (retry.h), with the abandon flag checked before each attempt and
+  // during each wait. The endpoint-wide pause after a 429 is set in release() (in
+  // chat_attempt_done); a 429 without a usable Retry-After only cuts the in-flight limit
+  // while this worker backs off on its own.
+  for (int attempt = 1;; ++attempt) {
+    if (abandoned(ep)) return abandoned_response(attempt - 1);
     RateLimiter::Permit permit;
     if (ep.limiter) permit = ep.limiter->admit();
-    HttpReply reply = http_post(*ep.pool, ep.url, ep.headers, payload, ep.timeout_s, ep.connect_timeout_s);
-    return chat_attempt_done(ep, parse, permit, std::move(reply), st);
-  };
-  // The endpoint-wide pause after a 429 is set in release() above; a 429 without a usable
-  // Retry-After only cuts the in-flight limit while this worker backs off on its own.
-  const RetryDecision d = run_with_retries(chat_call_policy(ep), clock, rng, attempt_fn, &st.attempts);
-  return chat_call_result(ep, st, d, max_tokens);
+    if (abandoned(ep)) {
+      if (ep.limiter) ep.limiter->release(permit, RateLimiter::Outcome::kOther);
+      return abandoned_response(attempt - 1);
+    }
+    HttpReply reply = http_post(*ep.pool, ep.url, ep.headers, payload, ep.timeout_s, ep.connect_timeout_s, ep.abandon);
+    if (reply.abandoned) {
+      if (ep.limiter) ep.limiter->release(permit, RateLimiter::Outcome::kOther);
+      return abandoned_response(attempt);
+    }
+    const AttemptResult a = chat_attempt_done(ep, parse, permit, std::move(reply), st);
+    const RetryDecision d = decide_retry(policy, attempt, a, clock.unix_time_s(), rng.uniform());
+    if (d.action != RetryDecision::Action::kRetry) {
+      st.attempts = attempt;
+      return chat_call_result(ep, st, d, max_tokens);
+    }
+    if (!wait_unless_abandoned(ep, clock, d.wait_s)) return abandoned_response(attempt);
+  }
 }
 
 struct ChatMulti::Call {
@@ -414,6 +491,7 @@ void ChatMulti::poll(double max_wait_s) {
       c.reply.latency_ms = static_cast<double>(total_us) / 1000.0;
       if (rc != CURLE_OK) {
         c.reply.transport_error = true;
+        c.reply.timed_out = rc == CURLE_OPERATION_TIMEDOUT;
         c.reply.curl_error = c.errbuf[0] != '\0' ? std::string(c.errbuf) : std::string(curl_easy_strerror(rc));
         c.reply.http = 0;
       } else {

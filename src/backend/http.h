@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -24,6 +25,8 @@ namespace nf {
 /// One HTTP exchange as received.
 struct HttpReply {
   bool transport_error = false;   // curl failed: connect, reset, timeout, partial body
+  bool timed_out = false;         // ... by a timeout (curl error 28: the transfer or the connect)
+  bool abandoned = false;         // ... because the caller's abandon flag was set (ChatEndpoint::abandon)
   std::string curl_error;
   long http = 0;                  // status of the last response (0 on transport error)
   std::string body;
@@ -55,9 +58,11 @@ class CurlHandlePool {
 
 /// POSTs `payload` to `url` with `headers` ("Name: value" lines) on this thread's handle
 /// from `pool`. `timeout_s` bounds the whole transfer, `connect_timeout_s` the connect;
-/// proxies from the environment are ignored (the URL is talked to directly). Never throws.
+/// proxies from the environment are ignored (the URL is talked to directly). When
+/// `abandon` is not null and becomes true, the transfer is cut within about a second
+/// (libcurl's progress callback) and the reply says `abandoned`. Never throws.
 HttpReply http_post(CurlHandlePool& pool, const std::string& url, const std::vector<std::string>& headers, const std::string& payload,
-                    double timeout_s, double connect_timeout_s);
+                    double timeout_s, double connect_timeout_s, const std::atomic<bool>* abandon = nullptr);
 
 /// `text` with every occurrence of `secret` replaced by "[redacted]" (no-op if empty).
 std::string redact_secret(std::string text, const std::string& secret);
@@ -71,10 +76,21 @@ std::map<std::string, std::string> provenance_headers(const std::map<std::string
 /// response and has failed kDeadCalls calls in a row at the transport level gets a single
 /// attempt per call from then on (fail fast: a run against a server that is down ends in
 /// seconds with exit 3, not after every draw's full back-off). Thread-safe.
+///
+/// And when it last answered (issue 16: a hung server): `last_reply_s` is the Clock::now_s()
+/// at which the last HTTP response of any status arrived (-infinity before the first). An
+/// attempt that timed out after waiting its whole `timeout_s` while no HTTP response at
+/// all arrived from the endpoint (last_reply_s before the attempt started) is "silent":
+/// the server accepts connections but answers nobody (SIGSTOPped, deadlocked, a socket
+/// that reads and never writes). Such an attempt is not retried and its call reports
+/// ChatResponse::endpoint_silent, on which the runner's circuit breaker stops the run at
+/// once (runner.h RunOptions::max_consecutive_api_errors). A slow but live server is never
+/// silent: any reply, from any call, within timeout_s resets the clock.
 struct EndpointHealth {
   static constexpr int kDeadCalls = 3;
   std::atomic<bool> answered{false};
   std::atomic<int> dead_calls{0};
+  std::atomic<double> last_reply_s{-std::numeric_limits<double>::infinity()};
   bool fail_fast() const { return !answered.load() && dead_calls.load() >= kDeadCalls; }
 };
 
@@ -89,7 +105,11 @@ struct ChatEndpoint {
   Clock* clock = nullptr;            // nullptr = real_clock()
   RateLimiter* limiter = nullptr;    // nullptr = no budgets, no adaptive back-off
   CurlHandlePool* pool = nullptr;    // required: the backend's handles
-  EndpointHealth* health = nullptr;  // nullptr = never fail fast
+  EndpointHealth* health = nullptr;  // nullptr = never fail fast, never silent
+  /// Set (by the runner, at the end of a stop's grace) to abandon every call of this
+  /// endpoint: post_chat cuts the transfer or the back-off in progress (within about a
+  /// second) and returns ChatResponse::abandoned, which is never stored. nullptr = never.
+  const std::atomic<bool>* abandon = nullptr;
 };
 
 /// Parses a 2xx body into `r`; false = malformed (retried, then api_error).
@@ -100,6 +120,9 @@ using ChatBodyParser = std::function<bool(const std::string& body, ChatResponse&
 /// decide_retry says (pausing the whole endpoint after a 429), charges the token budget
 /// with the usage reported (or `max_tokens` when none), and returns the classified
 /// response (kApiError with a redacted reason when the call failed). `rng` draws jitter.
+/// A silent attempt (EndpointHealth) ends the call at once (endpoint_silent). Once
+/// `endpoint.abandon` is set, the call returns within about a second with kApiError and
+/// `abandoned` = true (no further attempt; a wait for admission ends when a slot frees).
 ChatResponse post_chat(const ChatEndpoint& endpoint, const std::string& payload, const ChatBodyParser& parse,
                        Rng& rng, int max_tokens);
 
@@ -109,6 +132,7 @@ struct ChatCallState {
   HttpReply last;           // the last attempt's reply
   ChatResponse parsed;      // its parsed body (when parsed_ok)
   bool parsed_ok = false;
+  bool silent = false;      // the last attempt was silent (EndpointHealth): not retried
   int attempts = 0;         // attempts made (set when the call ends)
 };
 
@@ -118,13 +142,15 @@ RetryPolicy chat_call_policy(const ChatEndpoint& endpoint);
 
 /// Ends one attempt that received `reply` (after admission `permit` when the endpoint has
 /// a limiter): releases the permit (a 429 cuts the in-flight limit; a usable Retry-After
-/// pauses the endpoint), marks the endpoint as answered, parses a 2xx body with `parse`
-/// into `st`, and returns what the retry policy needs.
+/// pauses the endpoint), marks the endpoint as answered (and when: last_reply_s), parses a
+/// 2xx body with `parse` into `st`, and returns what the retry policy needs; a silent
+/// attempt (EndpointHealth) comes back with AttemptResult::no_retry and st.silent set.
 AttemptResult chat_attempt_done(const ChatEndpoint& endpoint, const ChatBodyParser& parse,
                                 const RateLimiter::Permit& permit, HttpReply reply, ChatCallState& st);
 
 /// The classified response of a call whose last decision was `d` (kDone or kGiveUp), as
 /// post_chat documents it; charges the token budget. Moves the body out of `st`.
+/// A silent last attempt gives endpoint_silent = true and an error naming the silence.
 ChatResponse chat_call_result(const ChatEndpoint& endpoint, ChatCallState& st, const RetryDecision& d,
                               int max_tokens);
 
@@ -158,7 +184,8 @@ class ChatMulti {
  public:
   using Done = std::function<void(ChatResponse)>;
   ChatMulti();
-  ~ChatMulti();  // abandons calls still in progress (their `done` is never called)
+  ~ChatMulti();  // abandons calls still in progress (their `done` is never called; the
+                 // runner destroys the loop at the end of a stop's grace)
   ChatMulti(const ChatMulti&) = delete;
   ChatMulti& operator=(const ChatMulti&) = delete;
   /// Starts `call`; `done` gets its response, on the thread that calls poll().

@@ -102,6 +102,7 @@ ChatEndpoint make_chat_endpoint(const OpenAiOptions& options, std::string url, s
   ep.limiter = limiter;
   ep.pool = pool;
   ep.health = health;
+  ep.abandon = options.abandon;
   return ep;
 }
 

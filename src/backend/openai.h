@@ -42,6 +42,9 @@ struct OpenAiOptions {
   /// compare (tests, rehearsals).
   bool adaptive = true;
   double max_in_flight = 256;
+  /// Set by the runner to abandon every call in progress at the end of a stop's grace
+  /// (http.h ChatEndpoint::abandon); nullptr = calls are never abandoned. Not owned.
+  const std::atomic<bool>* abandon = nullptr;
 };
 
 /// The parsed fields of a 2xx chat.completion body, classified (issue 6 item 4):

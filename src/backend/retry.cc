@@ -45,6 +45,11 @@ RetryDecision decide_retry(const RetryPolicy& policy, int attempt, const Attempt
   if (ok_http && !r.malformed_body) return d;  // done
   const bool retryable = r.transport_error || (ok_http && r.malformed_body) || is_retryable_http(r.http);
   if (!retryable) return d;  // final 4xx: reported by the caller
+  if (r.no_retry) {
+    d.action = RetryDecision::Action::kGiveUp;
+    d.reason = "not retried";
+    return d;
+  }
   if (attempt > policy.max_retries) {
     d.action = RetryDecision::Action::kGiveUp;
     d.reason = fmt::format("gave up after {} attempts", attempt);

@@ -28,6 +28,8 @@ struct AttemptResult {
   bool transport_error = false;   // connect failure, reset, timeout (curl error)
   long http = 0;                  // HTTP status (0 on transport error)
   bool malformed_body = false;    // 2xx whose body is not a well-formed reply (cut-off JSON)
+  bool no_retry = false;          // a failure not worth retrying (a silent endpoint, http.h
+                                  //   EndpointHealth): kGiveUp whatever attempts are left
   std::string retry_after;        // the Retry-After header value ("" = absent)
   std::string date;               // the Date header value ("" = absent)
 };
@@ -59,6 +61,7 @@ struct RetryDecision {
 /// Decides what follows attempt number `attempt` (1-based) that ended with `r`:
 ///   success (2xx, well-formed)                     -> kDone
 ///   final failure (4xx other than 408/409/429)     -> kDone (the caller reports it)
+///   retryable but r.no_retry                       -> kGiveUp
 ///   retryable, attempts exhausted (attempt > max_retries) -> kGiveUp
 ///   retryable with a parseable Retry-After > cap   -> kGiveUp (never sleeps for an hour)
 ///   retryable with a parseable Retry-After         -> kRetry after exactly that many seconds

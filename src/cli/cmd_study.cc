@@ -52,7 +52,8 @@ void add_study_args(CLI::App& app, StudyArgs& a, bool writes_report) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--max-consecutive-api-errors", a.max_consecutive_api_errors,
                  "stop the run (exit 3, resumable) once this many draws of one subject in a row failed because its "
-                 "server could not be reached or answered 5xx, after retries; 0 = never stop (docs/backends.md)")
+                 "server could not be reached or answered 5xx, after retries, or at once when it sent no reply to any "
+                 "call for its timeout_s (it hangs); 0 = never stop (docs/backends.md)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--no-event-loop", a.no_event_loop,
@@ -91,6 +92,10 @@ int do_run(const std::string& cmd, const StudyArgs& a, const Study& study, Store
                static_cast<long long>(sum->parse_error), static_cast<long long>(sum->api_error),
                static_cast<long long>(sum->refused),
                sum->cached ? fmt::format(", {} from cache", sum->cached).c_str() : "", sum->seconds);
+  if (sum->abandoned > 0)
+    std::fprintf(stderr, "%s: %lld draw%s in flight abandoned at the stop (not stored; a resume runs %s)\n",
+                 cmd.c_str(), static_cast<long long>(sum->abandoned), sum->abandoned == 1 ? "" : "s",
+                 sum->abandoned == 1 ? "it" : "them");
   if (ro.stop->load()) {
     std::fprintf(stderr, "%s: interrupted; run the same command again to resume\n", cmd.c_str());
     return 130;

@@ -68,6 +68,10 @@ int cmd_worker(int argc, char** argv) {
                static_cast<long long>(sum->api_error), static_cast<long long>(sum->refused), sum->seconds,
                sum->interrupted ? "interrupted: start it again to continue"
                                 : fmt::format("all {} planned draws are done", sum->planned).c_str());
+  if (sum->abandoned > 0)
+    std::fprintf(stderr, "worker %s: %lld draw%s in flight abandoned at the stop (not stored; back to the pool when "
+                 "the leases expire)\n",
+                 sum->worker_id.c_str(), static_cast<long long>(sum->abandoned), sum->abandoned == 1 ? "" : "s");
   if (!sum->breaker.empty()) {
     std::fprintf(stderr, "worker %s: stopped: %s; backend unavailable: start the worker again when the server is back\n",
                  sum->worker_id.c_str(), sum->breaker.c_str());

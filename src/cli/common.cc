@@ -15,7 +15,9 @@ std::atomic<bool> g_stop{false};
 void on_signal(int sig) {
   if (g_stop.load()) _exit(128 + sig);
   g_stop.store(true);
-  const char msg[] = "\nnoisefloor: stopping after the requests in flight are committed (signal again to abort)\n";
+  const char msg[] =
+      "\nnoisefloor: stopping: the requests in flight get 5 s to finish and be committed (run, audit, worker: then "
+      "they are abandoned and a resume runs them); signal again to stop at once\n";
   ssize_t ignored = write(2, msg, sizeof(msg) - 1);
   (void)ignored;
 }

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <condition_variable>
@@ -54,7 +55,7 @@ std::string cache_key(const std::string& backend_identity, const nlohmann::json&
   return sha256_hex(backend_identity + "\n" + request_body.dump() + "\n" + key.to_string());
 }
 
-Result<std::unique_ptr<Backend>> make_backend(const SubjectSpec& subject) {
+Result<std::unique_ptr<Backend>> make_backend(const SubjectSpec& subject, const std::atomic<bool>* abandon) {
   if (subject.backend == "sim") {
     auto params = SimParams::from_json(subject.sim);
     if (!params.ok()) return params.status().with_context(fmt::format("subject '{}': sim", subject.name));
@@ -72,6 +73,7 @@ Result<std::unique_ptr<Backend>> make_backend(const SubjectSpec& subject) {
     o.max_in_flight = std::max(1, subject.concurrency);
     o.adaptive = subject.adaptive_429;  // study key adaptive_429 (docs/backends.md)
     o.jitter_seed = fnv1a64(subject.name);
+    o.abandon = abandon;
     if (!subject.api_key_env.empty()) {
       const char* key = std::getenv(subject.api_key_env.c_str());
       if (key == nullptr)
@@ -279,9 +281,12 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
   if (items.empty()) return InvalidArgument(fmt::format("{}: dataset has no items", study.dataset.path));
   const auto configs = expand_configs(study.axes);
 
+  // Set at the end of a stop's grace (below): every HTTP call still in flight is cut and
+  // its draw abandoned, never stored (RunOptions::stop_grace_s). Outlives the backends.
+  std::atomic<bool> abandon{false};
   std::vector<std::unique_ptr<Backend>> backends;
   for (const auto& s : study.subjects) {
-    NF_ASSIGN_OR_RETURN(auto b, make_backend(s));
+    NF_ASSIGN_OR_RETURN(auto b, make_backend(s, &abandon));
     backends.push_back(std::move(b));
   }
   // Validates every (item, condition) before any call is made.
@@ -372,6 +377,10 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
   std::mutex breaker_mu;  // guards down_streak and sum.breaker
   std::vector<int> down_streak(study.subjects.size(), 0);
   std::atomic<bool> tripped{false};
+  // A draw whose last attempt found the endpoint silent (backend.h
+  // ChatResponse::endpoint_silent: no HTTP response to any call for a whole timeout_s, a
+  // hung server) trips the breaker at once: waiting for 16 such draws would take
+  // 16 / concurrency timeouts.
   auto breaker_note = [&](const PlannedDraw& p, const TaskDrawResult& res, int64_t cached_calls) {
     if (options.max_consecutive_api_errors <= 0 || res.calls <= cached_calls) return;  // no call made
     const ChatResponse& r = res.response;
@@ -383,17 +392,29 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
       streak = 0;
       return;
     }
-    if (++streak < options.max_consecutive_api_errors || tripped.load()) return;
+    ++streak;
+    if (down && r.endpoint_silent && !tripped.load()) {
+      sum.breaker = fmt::format("subject '{}' ({}): the server accepted the requests but sent no HTTP response to any "
+                                "call for {} s (timeout_s): it hangs; last: {}",
+                                study.subjects[p.subject_index].name, backends[p.subject_index]->identity(),
+                                study.subjects[p.subject_index].timeout_s, res.error.empty() ? r.error : res.error);
+      tripped = true;
+      return;
+    }
+    if (streak < options.max_consecutive_api_errors || tripped.load()) return;
     sum.breaker = fmt::format("subject '{}' ({}): {} draws in a row failed at the API; last: {}",
                               study.subjects[p.subject_index].name, backends[p.subject_index]->identity(), streak,
                               res.error.empty() ? r.error : res.error);
     tripped = true;
   };
 
+  // A stop that abandons the draws still in flight after the grace (a signal, the
+  // breaker, a failed commit); --max-draws only stops starting new ones.
+  auto hard_stop = [&] { return failed.load() || tripped.load() || (options.stop && options.stop->load()); };
   auto stop_requested = [&] {
-    return failed.load() || tripped.load() || (options.stop && options.stop->load()) ||
-           (options.max_draws >= 0 && executed.load() >= options.max_draws);
+    return hard_stop() || (options.max_draws >= 0 && executed.load() >= options.max_draws);
   };
+  std::atomic<int64_t> abandoned_draws{0};
 
   // The Draw of planned draw `p` that ended with `res` (both paths); moves the request,
   // the reply's body and text and the outcomes out of `res`.
@@ -560,6 +581,7 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
       const DrawContext ctx = context_of(p);
       int call_index = 0;
       int64_t cached_calls = 0;
+      bool cut = false;  // a call was abandoned at the end of a stop's grace
       std::vector<Store::CacheEntry> new_cache;  // committed with the draw (one transaction)
       const CallFn call = [&](const ChatRequest& req) {
         std::string ckey;
@@ -568,10 +590,15 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
           return std::move(*hit);
         }
         ChatResponse resp = backend.complete(req);
+        cut = cut || resp.abandoned;
         cache_keep(ckey, resp, new_cache);
         return resp;
       };
       TaskDrawResult res = task->run(p.item_index, p.key.condition, ctx, call);
+      if (cut) {  // not an answer and not the server's failure: never stored (a resume runs it)
+        abandoned_draws.fetch_add(1);
+        continue;
+      }
       const bool from_cache = res.calls > 0 && cached_calls == res.calls;
       breaker_note(p, res, cached_calls);
       if (!deliver(make_draw(p, res, backend, from_cache), std::move(new_cache), from_cache)) break;
@@ -632,6 +659,10 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
         });
       }
       if (multi.active() == 0) break;
+      if (abandon.load()) {  // the grace is over: the calls in flight are dropped with `multi`
+        abandoned_draws.fetch_add(static_cast<int64_t>(multi.active()));
+        break;
+      }
       multi.poll(0.1);
     }
   };
@@ -680,20 +711,50 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
     });
 
   std::thread commit_thread(committer);
+  std::vector<std::thread> pool;
+  std::atomic<int> running{0};  // worker threads or loops not yet returned
+  std::mutex run_mu;
+  std::condition_variable run_cv;
+  auto ended = [&] {
+    std::lock_guard<std::mutex> lock(run_mu);
+    running.fetch_sub(1);
+    run_cv.notify_all();
+  };
   if (loop_path) {
     // One loop per core (at most 2 here: wrk's -t2), the calls in flight split between
     // them; the loops share the plan counter, the limiter, the breaker and the committer.
     const size_t loops = std::max<size_t>(
         1, std::min<size_t>({static_cast<size_t>(options.event_loops), static_cast<size_t>(threads)}));
-    std::vector<std::thread> pool;
+    running = static_cast<int>(loops);
     for (size_t l = 0; l < loops; ++l)
-      pool.emplace_back(event_loop, static_cast<size_t>(threads) / loops + (l < static_cast<size_t>(threads) % loops));
-    for (auto& t : pool) t.join();
+      pool.emplace_back([&, l] {
+        event_loop(static_cast<size_t>(threads) / loops + (l < static_cast<size_t>(threads) % loops));
+        ended();
+      });
   } else {
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
-    for (auto& t : pool) t.join();
+    running = threads;
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&] {
+        worker();
+        ended();
+      });
   }
+  // The stop's grace (RunOptions::stop_grace_s): once a signal, the breaker or a failed
+  // commit stops the run, the draws in flight have that long to finish (and be committed);
+  // then every call still in flight is abandoned and its draw dropped, not stored.
+  // Real time, not options.clock (a test's fake clock need not advance).
+  std::optional<std::chrono::steady_clock::time_point> stop_at;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(run_mu);
+      if (run_cv.wait_for(lock, std::chrono::milliseconds(20), [&] { return running.load() == 0; })) break;
+    }
+    if (abandon.load() || !hard_stop()) continue;
+    const auto now = std::chrono::steady_clock::now();
+    if (!stop_at) stop_at = now;
+    if (std::chrono::duration<double>(now - *stop_at).count() >= options.stop_grace_s) abandon = true;
+  }
+  for (auto& t : pool) t.join();
   {
     std::lock_guard<std::mutex> lock(qmu);
     workers_done = true;
@@ -710,6 +771,7 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
   } else {
     sum.interrupted = sum.already_done + sum.executed < sum.planned;
   }
+  sum.abandoned = abandoned_draws.load();
   sum.event_loop = loop_path;
   sum.seconds = clock.now_s() - t0;
   return sum;

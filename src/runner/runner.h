@@ -56,10 +56,12 @@ Result<std::unique_ptr<Task>> make_task(const Study& study);
 /// environment variable the subject names and passes the subject's timeouts, retry
 /// settings (max_retries, retry_after_cap_s), budgets (rpm, tpm) and its concurrency as
 /// the ceiling of the adaptive in-flight limit after 429s (off when the subject sets
-/// adaptive_429: false). Errors:
-/// InvalidArgument for a bad sim parameter, an unknown backend, or a named key variable
-/// that is unset.
-Result<std::unique_ptr<Backend>> make_backend(const SubjectSpec& subject);
+/// adaptive_429: false); `abandon` (not owned, may be null) cuts every call in flight once
+/// set (backend/openai.h OpenAiOptions::abandon; in-process sim calls are not cut).
+/// Errors: InvalidArgument for a bad sim parameter, an unknown backend, or a named key
+/// variable that is unset.
+Result<std::unique_ptr<Backend>> make_backend(const SubjectSpec& subject,
+                                              const std::atomic<bool>* abandon = nullptr);
 
 /// The study as JSON for the store's study record (analyses as [{name, options}]; subjects
 /// with their provider family; the judge block, panel included, when the study has one).
@@ -103,7 +105,16 @@ struct RunOptions {
   // api_error, which a resume runs again), the unrun draws stay for a resume, and
   // RunSummary::breaker says why. HTTP 4xx (429 included) never counts: the server
   // answered. Any other ending of a draw that made a call resets the count. 0 = off.
+  // A hung server trips it at the first draw whose last attempt was silent (backend.h
+  // ChatResponse::endpoint_silent: the attempt waited its whole timeout_s and no HTTP
+  // response came from that endpoint to any call meanwhile), whatever the streak.
   int max_consecutive_api_errors = 16;
+  // The grace of a stop (a signal through `stop`, the circuit breaker, a failed commit):
+  // the draws in flight get this many seconds to finish and be committed; then every HTTP
+  // call still in flight is cut (within about a second on the thread path) and its draw
+  // abandoned: not stored, so a resume runs it (RunSummary::abandoned). In-process (sim)
+  // calls always finish. --max-draws never abandons.
+  double stop_grace_s = 5.0;
   // A single-call task (Task::single_call, MCQ) whose subjects are all HTTP backends runs
   // on one event-loop thread driving up to `threads` calls (libcurl multi); false = one
   // blocking worker thread per call in flight (the path every other task takes). Same
@@ -123,6 +134,7 @@ struct RunSummary {
   int64_t executed = 0;        // draws completed and committed by this run
   int64_t ok = 0, parse_error = 0, api_error = 0, refused = 0, cached = 0;
   bool interrupted = false;
+  int64_t abandoned = 0;       // draws in flight cut at the end of a stop's grace (not stored)
   std::string first_api_error;
   // Non-empty when the circuit breaker stopped the run (RunOptions::max_consecutive_api_errors):
   // "subject 'S' (openai:http://...): 16 draws in a row failed at the API; last: connect: ...".

@@ -131,6 +131,7 @@ Result<WorkerSummary> run_worker(const Study& study, Store& store, const WorkerO
   sum.parse_error = rs->parse_error;
   sum.api_error = rs->api_error;
   sum.refused = rs->refused;
+  sum.abandoned = rs->abandoned;
   sum.interrupted = !plan_done;
   if (!rs->breaker.empty()) {  // the server is down: claiming stopped (exit 3 in the CLI)
     sum.breaker = rs->breaker;

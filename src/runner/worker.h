@@ -30,6 +30,7 @@ struct WorkerSummary {
   int64_t executed = 0;          // draws this worker ran and committed
   int64_t ok = 0, parse_error = 0, api_error = 0, refused = 0;
   int64_t batches = 0;           // claims that returned draws
+  int64_t abandoned = 0;         // draws in flight cut at a stop (RunSummary::abandoned)
   bool interrupted = false;      // stopped by `stop` before the plan was done
   // Non-empty when run_study's circuit breaker stopped this worker (RunSummary::breaker);
   // the draws of its batch it did not run return to the pool when their leases expire.
