@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
@@ -59,11 +60,24 @@ bool is_non_finite_word(std::string_view t) {
   return l == "nan" || l == "inf" || l == "infinity" || (starts_with(l, "nan(") && l.back() == ')');
 }
 
-enum class NumberParse { kNumber, kNotNumber, kNonFinite };
+enum class NumberParse { kNumber, kNotNumber, kNonFinite, kUnderflow };
+
+/// True if the decimal number `text`, read as `v`, is not zero but `v` is 0 or subnormal
+/// (its magnitude below DBL_MIN = 2.2250738585072014e-308): 1e-400 would read as 0,
+/// 1e-310 with lost precision. A zero written another way (0e-400, 0.000) is not one.
+bool underflows(std::string_view text, double v) {
+  if (v != 0.0) return std::fpclassify(v) == FP_SUBNORMAL;
+  for (char c : text) {
+    if (c == 'e' || c == 'E') break;
+    if (c >= '1' && c <= '9') return true;
+  }
+  return false;
+}
 
 /// A decimal number (digits, '.', e/E, signs) -> kNumber with *out; nan/inf spellings and
-/// values beyond a double's range (1e999) -> kNonFinite; anything else -> kNotNumber (a
-/// category label). An underflow (1e-400) reads as the nearest double, as strtod gives it.
+/// values beyond a double's range (1e999) -> kNonFinite; a non-zero number too small for a
+/// normal double (1e-400, 1e-310; see underflows) -> kUnderflow; anything else ->
+/// kNotNumber (a category label).
 NumberParse parse_number(std::string_view s, double* out) {
   const std::string_view t = trim_view(s);
   if (is_non_finite_word(t)) return NumberParse::kNonFinite;
@@ -82,6 +96,7 @@ NumberParse parse_number(std::string_view s, double* out) {
   const double v = std::strtod(buf, &end);
   if (end != buf + t.size()) return NumberParse::kNotNumber;
   if (!std::isfinite(v)) return NumberParse::kNonFinite;  // overflow: strtod gave +-HUGE_VAL (= inf)
+  if (underflows(t, v)) return NumberParse::kUnderflow;
   *out = v;
   return NumberParse::kNumber;
 }
@@ -100,6 +115,29 @@ std::string shown(std::string_view v) {
     else out += c;
   }
   return out;
+}
+
+/// A label as written, quoted so that surrounding spaces show: 'B ' (newlines and tabs
+/// escaped, cut to 40 characters).
+std::string spelled(std::string_view v) {
+  std::string out = "'";
+  for (char c : v) {
+    if (out.size() > 40) {
+      out += "...";
+      break;
+    }
+    if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else out += c;
+  }
+  return out + "'";
+}
+
+std::string underflow_problem(std::string_view text) {
+  return fmt::format("'{}' is out of range: not zero, but below the smallest normal double (2.2e-308), so it would "
+                     "be read as 0 or with lost precision (write 0 if it is zero)",
+                     shown(text));
 }
 
 bool iequals(std::string_view a, std::string_view b) {
@@ -127,12 +165,57 @@ struct OutcomeCheck {
 
 constexpr size_t kMaxOthers = 5;
 
+/// The distinct spellings of one outcome's labels checked for twins (below): past this
+/// many, further spellings are not checked (and a warning says so).
+constexpr size_t kMaxCheckedLabels = 100;
+
+/// The spellings met so far of one outcome's labels (category values, or the `label`
+/// column of numeric rows), to refuse two that differ only by surrounding whitespace and
+/// warn about two that differ only by letter case. Bounded: at most kMaxCheckedLabels
+/// spellings per outcome and column.
+struct LabelSpellings {
+  std::unordered_map<std::string, size_t> first_line;  // spelling as written -> its first line
+  std::unordered_map<std::string, std::string> by_trimmed, by_folded;  // trimmed / lower-cased -> first spelling
+  bool capped = false;
+};
+
 /// Fields of one row -> LongDrawRow, with the per-outcome category maps (first seen = 0)
 /// and value checks that must persist across rows.
 class RowConverter {
  public:
   RowConverter(const std::string& path, const LongDrawChecks& checks) : path_(path) {
     for (const auto& name : checks.binary) outcomes_[name].declared_binary = true;
+  }
+
+  /// Checks a category label `written` (a value, or the `label` column when `col` is
+  /// kLabel) against the outcome's other spellings: whitespace twin -> error, case twin ->
+  /// warning.
+  Status check_spelling(LabelSpellings& s, const std::string& outcome, std::string_view written, size_t line,
+                        int col) {
+    if (s.capped) return Status::Ok();
+    std::string w(written);
+    if (s.first_line.count(w)) return Status::Ok();
+    if (s.first_line.size() == kMaxCheckedLabels) {
+      s.capped = true;
+      notes_.push_back(fmt::format("{}:{}: {}: outcome '{}' has more than {} distinct labels; those past the {}th "
+                                   "are not checked for spellings that differ only by whitespace or letter case",
+                                   path_, line, kColName[col], outcome, kMaxCheckedLabels, kMaxCheckedLabels));
+      return Status::Ok();
+    }
+    s.first_line.emplace(w, line);
+    const std::string t(trim_view(w));
+    if (auto [it, fresh] = s.by_trimmed.emplace(t, w); !fresh)
+      return InvalidArgument(fmt::format(
+          "{}:{}: {}: outcome '{}' has labels that differ only by surrounding whitespace: {} (first on line {}) and "
+          "{} (first on line {}); they would be two categories: remove the spaces",
+          path_, line, kColName[col], outcome, spelled(it->second), s.first_line.at(it->second), spelled(w), line));
+    if (auto [it, fresh] = s.by_folded.emplace(to_lower(t), w); !fresh)
+      notes_.push_back(fmt::format("{}: {}: outcome '{}' has labels that differ only by letter case: {} (first on "
+                                   "line {}) and {} (first on line {}); they are imported as two categories (fix "
+                                   "the spelling if they are one)",
+                                   path_, kColName[col], outcome, spelled(it->second), s.first_line.at(it->second),
+                                   spelled(w), line));
+    return Status::Ok();
   }
 
   Status convert(size_t line, const Fields& f, LongDrawRow* row) {
@@ -179,7 +262,12 @@ class RowConverter {
     } else if (const NumberParse p = parse_number(v, &num); p == NumberParse::kNumber) {
       row->value = num;
       row->label.assign(f[kLabel]);  // kept as exported ("B" for a choice), "" when absent
-      if (!row->label.empty()) oc.labelled = true;
+      if (!row->label.empty()) {
+        oc.labelled = true;
+        NF_RETURN_IF_ERROR(check_spelling(label_column_[row->outcome], row->outcome, row->label, line, kLabel));
+      }
+    } else if (p == NumberParse::kUnderflow) {
+      return err(kValue, underflow_problem(tv));
     } else if (p == NumberParse::kNonFinite) {
       return err(kValue, fmt::format("'{}' is not a finite number (nan, inf and values beyond a double's range are "
                                      "refused; leave a missing outcome out instead of writing a row for it)",
@@ -209,7 +297,7 @@ class RowConverter {
     if (oc.label_line == 0) oc.label_line = line, oc.label_text = shown(tv);
     auto& cats = categories_[row->outcome];
     auto [it, inserted] = cats.emplace(std::string(v), static_cast<int>(cats.size()));
-    (void)inserted;
+    if (inserted) NF_RETURN_IF_ERROR(check_spelling(value_labels_[row->outcome], row->outcome, v, line, kValue));
     row->value = it->second;
     row->label.assign(v);
     return Status::Ok();
@@ -233,6 +321,7 @@ class RowConverter {
                                            name, join(seen, ", "), did_you_mean(name, seen)));
     }
     if (warnings == nullptr) return Status::Ok();
+    warnings->insert(warnings->end(), notes_.begin(), notes_.end());
     for (const auto& name : names) {
       const OutcomeCheck& oc = outcomes_.at(name);
       if (oc.declared_binary || oc.labelled || oc.label_line != 0 || oc.zero_one == 0 || oc.others.empty() ||
@@ -277,6 +366,9 @@ class RowConverter {
   std::unordered_map<std::string, std::unordered_map<std::string, int>> categories_;  // outcome -> label -> index
   std::unordered_map<std::string, OutcomeCheck> outcomes_;  // pointers stay valid as it grows
   std::pair<const std::string, OutcomeCheck>* last_ = nullptr;  // the last row's outcome
+  // outcome -> spellings of its category values / of its `label` column (numeric rows)
+  std::unordered_map<std::string, LabelSpellings> value_labels_, label_column_;
+  std::vector<std::string> notes_;  // warnings found while reading (letter-case twins, a capped check)
 };
 
 /// Buffered RFC 4180 record reader over a FILE (1 MiB blocks).
@@ -423,6 +515,7 @@ Status stream_csv(const std::string& path, const RowFn& fn, const LongDrawChecks
   RowConverter conv(path, checks);
   LongDrawRow row;
   Fields f;
+  bool any = false;
   for (;;) {
     NF_ASSIGN_OR_RETURN(bool more, reader.next(fields, &count, &line));
     if (!more) break;
@@ -432,7 +525,9 @@ Status stream_csv(const std::string& path, const RowFn& fn, const LongDrawChecks
     for (int c = 0; c < kNumCols; ++c) f[c] = at[c] < 0 ? std::string_view() : std::string_view(fields[at[c]]);
     NF_RETURN_IF_ERROR(conv.convert(line, f, &row));
     NF_RETURN_IF_ERROR(fn(row, line));
+    any = true;
   }
+  if (!any) return InvalidArgument(fmt::format("{}: no rows (the header is the only record): nothing to import", path));
   return conv.finish(warnings);
 }
 
@@ -450,6 +545,62 @@ struct JsonRow {
     return f;
   }
 };
+
+/// nlohmann's DOM builder with two checks the plain parse lacks: a key repeated in one
+/// object (the DOM would silently keep the last) and a non-zero number that underflows to
+/// 0 or a subnormal double (the DOM would keep 0; see underflows). The first problem found
+/// is kept in `problem` and stops the parse.
+class CheckedJsonDom : public nlohmann::detail::json_sax_dom_parser<nlohmann::json> {
+  using Base = nlohmann::detail::json_sax_dom_parser<nlohmann::json>;
+
+ public:
+  explicit CheckedJsonDom(nlohmann::json& out) : Base(out, /*allow_exceptions_=*/true) {}
+
+  bool start_object(std::size_t n) {
+    keys_.emplace_back();
+    return Base::start_object(n);
+  }
+  bool end_object() {
+    keys_.pop_back();
+    return Base::end_object();
+  }
+  bool key(std::string& k) {
+    if (!keys_.back().insert(k).second) {
+      problem = fmt::format("{}: the key appears twice in one object (a JSON reader keeps only one of them)", k);
+      return false;
+    }
+    last_key_ = k;
+    return Base::key(k);
+  }
+  bool number_float(double v, const std::string& text) {
+    if (underflows(text, v)) {
+      problem = (last_key_.empty() ? "" : last_key_ + ": ") + underflow_problem(text);
+      return false;
+    }
+    return Base::number_float(v, text);
+  }
+
+  std::string problem;
+
+ private:
+  std::vector<std::set<std::string>> keys_;  // the keys of each open object
+  std::string last_key_;                      // the key of the value being read
+};
+
+/// Parses one JSONL line into `*j`: "path:line: malformed JSON: ..." for a syntax error,
+/// "path:line: ..." for a repeated key or an underflowing number (CheckedJsonDom).
+Status parse_json_line(const std::string& path, size_t line_no, const std::string& line, nlohmann::json* j) {
+  CheckedJsonDom dom(*j);
+  bool ok = false;
+  try {
+    ok = nlohmann::json::sax_parse(line, &dom);
+  } catch (const nlohmann::json::exception& ex) {
+    return InvalidArgument(fmt::format("{}:{}: malformed JSON: {}", path, line_no, ex.what()));
+  }
+  if (!dom.problem.empty()) return InvalidArgument(fmt::format("{}:{}: {}", path, line_no, dom.problem));
+  if (!ok) return InvalidArgument(fmt::format("{}:{}: malformed JSON", path, line_no));
+  return Status::Ok();
+}
 
 /// Expands one exported draw object into long rows (one per outcome). The draw's fields
 /// become the key columns; an outcome needs a string name and a numeric value.
@@ -496,19 +647,17 @@ Status stream_jsonl(const std::string& path, const RowFn& fn, const LongDrawChec
   LongDrawRow out;
   std::string line;
   size_t line_no = 0;
+  bool any = false;
   while (std::getline(in, line)) {
     ++line_no;
     if (trim(line).empty()) continue;
     auto emit = [&](const JsonRow& row) -> Status {
       NF_RETURN_IF_ERROR(conv.convert(line_no, row.view(), &out));
+      any = true;
       return fn(out, line_no);
     };
     nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::exception& ex) {
-      return InvalidArgument(fmt::format("{}:{}: malformed JSON: {}", path, line_no, ex.what()));
-    }
+    NF_RETURN_IF_ERROR(parse_json_line(path, line_no, line, &j));
     if (!j.is_object()) return InvalidArgument(fmt::format("{}:{}: expected a JSON object", path, line_no));
     if (j.contains("outcomes") && !j.contains("outcome")) {
       // One draw per line, as `noisefloor export --format jsonl` writes it: expand its
@@ -549,6 +698,7 @@ Status stream_jsonl(const std::string& path, const RowFn& fn, const LongDrawChec
     }
     NF_RETURN_IF_ERROR(emit(row));
   }
+  if (!any) return InvalidArgument(fmt::format("{}: no rows (no JSON object in the file): nothing to import", path));
   return conv.finish(warnings);
 }
 
