@@ -20,7 +20,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
@@ -28,6 +27,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "data/json_line.h"
 #include "util/strings.h"
 
 namespace nf {
@@ -62,22 +62,10 @@ bool is_non_finite_word(std::string_view t) {
 
 enum class NumberParse { kNumber, kNotNumber, kNonFinite, kUnderflow };
 
-/// True if the decimal number `text`, read as `v`, is not zero but `v` is 0 or subnormal
-/// (its magnitude below DBL_MIN = 2.2250738585072014e-308): 1e-400 would read as 0,
-/// 1e-310 with lost precision. A zero written another way (0e-400, 0.000) is not one.
-bool underflows(std::string_view text, double v) {
-  if (v != 0.0) return std::fpclassify(v) == FP_SUBNORMAL;
-  for (char c : text) {
-    if (c == 'e' || c == 'E') break;
-    if (c >= '1' && c <= '9') return true;
-  }
-  return false;
-}
-
 /// A decimal number (digits, '.', e/E, signs) -> kNumber with *out; nan/inf spellings and
 /// values beyond a double's range (1e999) -> kNonFinite; a non-zero number too small for a
-/// normal double (1e-400, 1e-310; see underflows) -> kUnderflow; anything else ->
-/// kNotNumber (a category label).
+/// normal double (1e-400, 1e-310; number_underflows in data/json_line.h) -> kUnderflow;
+/// anything else -> kNotNumber (a category label).
 NumberParse parse_number(std::string_view s, double* out) {
   const std::string_view t = trim_view(s);
   if (is_non_finite_word(t)) return NumberParse::kNonFinite;
@@ -96,7 +84,7 @@ NumberParse parse_number(std::string_view s, double* out) {
   const double v = std::strtod(buf, &end);
   if (end != buf + t.size()) return NumberParse::kNotNumber;
   if (!std::isfinite(v)) return NumberParse::kNonFinite;  // overflow: strtod gave +-HUGE_VAL (= inf)
-  if (underflows(t, v)) return NumberParse::kUnderflow;
+  if (number_underflows(t, v)) return NumberParse::kUnderflow;
   *out = v;
   return NumberParse::kNumber;
 }
@@ -134,12 +122,6 @@ std::string spelled(std::string_view v) {
   return out + "'";
 }
 
-std::string underflow_problem(std::string_view text) {
-  return fmt::format("'{}' is out of range: not zero, but below the smallest normal double (2.2e-308), so it would "
-                     "be read as 0 or with lost precision (write 0 if it is zero)",
-                     shown(text));
-}
-
 bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i)
@@ -149,6 +131,7 @@ bool iequals(std::string_view a, std::string_view b) {
 
 /// What the value checks remember of one outcome (bounded: no rows are kept).
 struct OutcomeCheck {
+  size_t first_line = 0;                   // the outcome's first row (0 = none yet)
   size_t number_line = 0, label_line = 0;  // first line with a number / a category label (0 = none yet)
   std::string number_text, label_text;     // the value written on that line (shown())
   bool declared_binary = false;
@@ -254,6 +237,16 @@ class RowConverter {
     double num = 0;
     if (tv.empty()) return err(kValue, "empty");
     OutcomeCheck& oc = check_of(row->outcome);
+    if (oc.first_line == 0) {  // a new outcome name: is it another one's with spaces around?
+      oc.first_line = line;
+      const std::string t(trim_view(row->outcome));
+      if (auto [it, fresh] = outcome_by_trimmed_.emplace(t, row->outcome); !fresh)
+        return err(kOutcome, fmt::format("outcome names that differ only by surrounding whitespace: {} (first on line "
+                                         "{}) and {} (first on line {}); they would be two outcomes: remove the "
+                                         "spaces",
+                                         spelled(it->second), outcomes_.at(it->second).first_line,
+                                         spelled(row->outcome), line));
+    }
     bool is_number = true;
     if (iequals(tv, "true") || iequals(tv, "false")) {
       const bool t = iequals(tv, "true");
@@ -267,7 +260,7 @@ class RowConverter {
         NF_RETURN_IF_ERROR(check_spelling(label_column_[row->outcome], row->outcome, row->label, line, kLabel));
       }
     } else if (p == NumberParse::kUnderflow) {
-      return err(kValue, underflow_problem(tv));
+      return err(kValue, underflow_message(tv));
     } else if (p == NumberParse::kNonFinite) {
       return err(kValue, fmt::format("'{}' is not a finite number (nan, inf and values beyond a double's range are "
                                      "refused; leave a missing outcome out instead of writing a row for it)",
@@ -368,6 +361,7 @@ class RowConverter {
   std::pair<const std::string, OutcomeCheck>* last_ = nullptr;  // the last row's outcome
   // outcome -> spellings of its category values / of its `label` column (numeric rows)
   std::unordered_map<std::string, LabelSpellings> value_labels_, label_column_;
+  std::unordered_map<std::string, std::string> outcome_by_trimmed_;  // trimmed outcome name -> as first written
   std::vector<std::string> notes_;  // warnings found while reading (letter-case twins, a capped check)
 };
 
@@ -545,62 +539,6 @@ struct JsonRow {
     return f;
   }
 };
-
-/// nlohmann's DOM builder with two checks the plain parse lacks: a key repeated in one
-/// object (the DOM would silently keep the last) and a non-zero number that underflows to
-/// 0 or a subnormal double (the DOM would keep 0; see underflows). The first problem found
-/// is kept in `problem` and stops the parse.
-class CheckedJsonDom : public nlohmann::detail::json_sax_dom_parser<nlohmann::json> {
-  using Base = nlohmann::detail::json_sax_dom_parser<nlohmann::json>;
-
- public:
-  explicit CheckedJsonDom(nlohmann::json& out) : Base(out, /*allow_exceptions_=*/true) {}
-
-  bool start_object(std::size_t n) {
-    keys_.emplace_back();
-    return Base::start_object(n);
-  }
-  bool end_object() {
-    keys_.pop_back();
-    return Base::end_object();
-  }
-  bool key(std::string& k) {
-    if (!keys_.back().insert(k).second) {
-      problem = fmt::format("{}: the key appears twice in one object (a JSON reader keeps only one of them)", k);
-      return false;
-    }
-    last_key_ = k;
-    return Base::key(k);
-  }
-  bool number_float(double v, const std::string& text) {
-    if (underflows(text, v)) {
-      problem = (last_key_.empty() ? "" : last_key_ + ": ") + underflow_problem(text);
-      return false;
-    }
-    return Base::number_float(v, text);
-  }
-
-  std::string problem;
-
- private:
-  std::vector<std::set<std::string>> keys_;  // the keys of each open object
-  std::string last_key_;                      // the key of the value being read
-};
-
-/// Parses one JSONL line into `*j`: "path:line: malformed JSON: ..." for a syntax error,
-/// "path:line: ..." for a repeated key or an underflowing number (CheckedJsonDom).
-Status parse_json_line(const std::string& path, size_t line_no, const std::string& line, nlohmann::json* j) {
-  CheckedJsonDom dom(*j);
-  bool ok = false;
-  try {
-    ok = nlohmann::json::sax_parse(line, &dom);
-  } catch (const nlohmann::json::exception& ex) {
-    return InvalidArgument(fmt::format("{}:{}: malformed JSON: {}", path, line_no, ex.what()));
-  }
-  if (!dom.problem.empty()) return InvalidArgument(fmt::format("{}:{}: {}", path, line_no, dom.problem));
-  if (!ok) return InvalidArgument(fmt::format("{}:{}: malformed JSON", path, line_no));
-  return Status::Ok();
-}
 
 /// Expands one exported draw object into long rows (one per outcome). The draw's fields
 /// become the key columns; an outcome needs a string name and a numeric value.

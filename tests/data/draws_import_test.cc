@@ -254,6 +254,17 @@ TEST_F(DrawsImportTest, LabelsDifferingOnlyByWhitespaceAreRefused) {
   EXPECT_EQ((*r)[1].value, 0.0);
 }
 
+// Outcome names too: "correct" and "correct " would be two outcomes.
+TEST_F(DrawsImportTest, OutcomeNamesDifferingOnlyByWhitespaceAreRefused) {
+  const std::string p = write(".csv", std::string(kHeader) + "m,q1,,n,d,0,correct,1\nm,q1,,n,d,0,other,1\n" +
+                                          "m,q2,,n,d,0,\"correct \",0\n");
+  Result<std::vector<LongDrawRow>> r = read_long_draws(p);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            p + ":4: outcome: outcome names that differ only by surrounding whitespace: 'correct' (first on line 2) "
+                "and 'correct ' (first on line 4); they would be two outcomes: remove the spaces");
+}
+
 TEST_F(DrawsImportTest, LabelsDifferingOnlyByCaseWarn) {
   const std::string p = write(".csv", std::string(kHeader) + "m,q1,,n,d,0,ans,yes\nm,q2,,n,d,0,ans,no\n" +
                                           "m,q3,,n,d,0,ans,Yes\nm,q4,,n,d,0,ans,YES\nm,q5,,n,d,0,ans,yes\n");
