@@ -153,7 +153,8 @@ class NewStoreGuard {
     for (auto dir = std::filesystem::path(path).parent_path(); !dir.empty() && !std::filesystem::exists(dir, ec);
          dir = dir.parent_path())
       g_new_dirs.push_back(dir.string());
-    g_interrupted_note = fmt::format("\nnoisefloor import: interrupted; removed the store it was creating ({})\n", path);
+    g_interrupted_note =
+        fmt::format("\nnoisefloor import: interrupted; removed the store it was creating ({})\n", path);
     struct sigaction sa {};
     sa.sa_handler = on_import_signal;
     sigemptyset(&sa.sa_mask);

@@ -51,9 +51,9 @@ struct LongDrawChecks {
 /// as 0, or 1e-310; for a JSON number its text as written is checked; 0e-400 is 0); two
 /// labels of one outcome (category values, or the `label` column of numeric rows) that
 /// differ only by surrounding whitespace ("B", "B "), naming both with their first
-/// lines, and so for two outcome names ("correct", "correct "); in JSONL a key repeated in one object ("path:line: key: the key appears
-/// twice ..."); a file without rows ("path: no rows ..."); an
-/// outcome whose values mix numbers (true/false included) and category labels (a typo
+/// lines, and so for two outcome names ("correct", "correct "); in JSONL a key repeated
+/// in one object ("path:line: key: the key appears twice ..."); a file without rows
+/// ("path: no rows ..."); an outcome whose values mix numbers (true/false included) and category labels (a typo
 /// such as `1O` among 0/1 values), reported on the line where the second kind first
 /// appears, naming the outcome and the first line and value of each kind; a value other
 /// than 0/1/true/false of an outcome in `checks.binary`; a `checks.binary` name that no

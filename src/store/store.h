@@ -117,8 +117,9 @@ class Store {
   /// (SqliteStore::open: WAL mode, foreign keys, busy timeout, schema created or migrated,
   /// parent directories created). Errors: DataLoss if the file is not a SQLite database
   /// or its schema is corrupt; FailedPrecondition "store PATH: the file | its folder DIR
-  /// is not writable, and this command writes to the store ..." for a read-only store; FailedPrecondition if its schema version is newer than this
-  /// build's; Unavailable if the PostgreSQL server cannot be reached.
+  /// is not writable, and this command writes to the store ..." for a read-only store
+  /// (open_for_reading reads one); FailedPrecondition if its schema version is newer than
+  /// this build's; Unavailable if the PostgreSQL server cannot be reached.
   static Result<std::unique_ptr<Store>> open(const std::string& path);
   /// Like open() but NotFound if a SQLite `path` does not exist (for `analyze`); a
   /// PostgreSQL URL is opened as by open().

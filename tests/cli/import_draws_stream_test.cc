@@ -236,7 +236,8 @@ TEST(ImportDrawsStreamCli, AReadOnlyStoreCanBeReadButNotWritten) {
                   fs::perm_options::remove);
   auto e = run_cli("export --store " + store + " --format csv --out " + d / "out/draws.csv", d.path(), as_reader);
   EXPECT_EQ(e.exit_code, 0) << e.err;
-  EXPECT_EQ(testing::slurp(d / "out/draws.csv").substr(0, 55), "subject,item,cluster,condition,config,replicate,status,");
+  EXPECT_EQ(testing::slurp(d / "out/draws.csv").substr(0, 55),
+            "subject,item,cluster,condition,config,replicate,status,");
   auto a = run_cli("analyze --store " + store + " --out " + d / "out" + " --analysis floor --resamples 50", d.path(),
                    as_reader);
   EXPECT_EQ(a.exit_code, 0) << a.err;

@@ -298,7 +298,8 @@ TEST_F(DrawsImportTest, LabelSpellingChecksAreCapped) {
   csv = kHeader;
   for (int i = 0; i < 98; ++i) csv += "m,q" + std::to_string(i) + ",,n,d,0,ans,L" + std::to_string(i) + "\n";
   csv += "m,x1,,n,d,0,ans,X\nm,x2,,n,d,0,ans,X \n";
-  EXPECT_THAT(error_of(".csv", csv), HasSubstr(":101: value: outcome 'ans' has labels that differ only by surrounding"));
+  EXPECT_THAT(error_of(".csv", csv),
+              HasSubstr(":101: value: outcome 'ans' has labels that differ only by surrounding"));
 }
 
 TEST_F(DrawsImportTest, AFileWithoutRowsIsRefused) {
@@ -329,8 +330,9 @@ TEST_F(DrawsImportTest, JsonlRepeatedKeysAreRefused) {
                                  R"("label":"A","label":"B"}]})"),
               HasSubstr(":1: label: the key appears twice in one object"));
   // The same key in two sibling objects is not a repeat.
-  const std::string ok = write(".jsonl", R"({"subject":"m","item":"q","replicate":0,"outcomes":[{"name":"o","value":1},)"
-                                         R"({"name":"p","value":0}]})" "\n");
+  const std::string ok = write(".jsonl", R"({"subject":"m","item":"q","replicate":0,"outcomes":)"
+                                         R"([{"name":"o","value":1},{"name":"p","value":0}]})"
+                                         "\n");
   r = read_long_draws(ok);
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   EXPECT_EQ(r->size(), 2u);
