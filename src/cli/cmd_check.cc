@@ -95,7 +95,7 @@ int cmd_check(int argc, char** argv) {
       return fail("check", InvalidArgument(fmt::format("{}: malformed JSON: {}", results_path, ex.what())));
     }
   } else {
-    auto store = Store::open_existing(store_path);
+    auto store = Store::open_for_reading(store_path);
     if (!store.ok()) return fail("check", store.status());
     o.bootstrap_from_study = app.count("--resamples") == 0;
     auto r = analyze_store(**store, o);

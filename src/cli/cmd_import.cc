@@ -1,4 +1,5 @@
 // noisefloor import | export
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -7,6 +8,8 @@
 #include <optional>
 #include <tuple>
 #include <vector>
+
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -19,6 +22,7 @@
 #include "runner/import.h"
 #include "store/store.h"
 #include "util/exit_code.h"
+#include "util/strings.h"
 
 namespace nf::cli {
 
@@ -112,6 +116,72 @@ Status import_labels(Store& store, const std::vector<LabelRecord>& labels) {
   for (const auto& l : labels) rows.push_back({l.rater, l.subject, l.item, l.label});
   return store.put_human_labels(rows);
 }
+
+// ---- a store `import draws` creates: removed again if the import fails or is interrupted
+
+// What the signal handler removes: plain C strings prepared before it is installed (the
+// handler may only call async-signal-safe functions: unlink, rmdir, write, _exit).
+std::vector<std::string> g_new_files;  // the store and its -wal, -shm, -journal
+std::vector<std::string> g_new_dirs;   // folders the command created, deepest first
+std::string g_interrupted_note;
+
+void remove_new_store() {
+  for (const auto& f : g_new_files) unlink(f.c_str());
+  for (const auto& d : g_new_dirs) rmdir(d.c_str());  // fails (and keeps it) unless empty
+}
+
+void on_import_signal(int sig) {
+  remove_new_store();
+  ssize_t ignored = write(2, g_interrupted_note.data(), g_interrupted_note.size());
+  (void)ignored;
+  _exit(128 + sig);
+}
+
+/// A store that `import draws` is about to create at `path` (a SQLite file that does not
+/// exist yet): remembers the folders above it that do not exist either, and until
+/// keep() removes the file, its -wal/-shm/-journal and those folders (if empty) on
+/// SIGINT, SIGTERM or SIGHUP (then exits 128 + signal) and when destroyed (a failed
+/// import). A store that already exists is never touched: its transaction is simply not
+/// committed. SIGKILL cannot be caught: it leaves the new store file, holding no draws.
+class NewStoreGuard {
+ public:
+  explicit NewStoreGuard(const std::string& path) {
+    std::error_code ec;
+    if (Store::is_postgresql_url(path) || std::filesystem::exists(path, ec)) return;
+    active_ = true;
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) g_new_files.push_back(path + suffix);
+    for (auto dir = std::filesystem::path(path).parent_path(); !dir.empty() && !std::filesystem::exists(dir, ec);
+         dir = dir.parent_path())
+      g_new_dirs.push_back(dir.string());
+    g_interrupted_note =
+        fmt::format("\nnoisefloor import: interrupted; removed the store it was creating ({})\n", path);
+    struct sigaction sa {};
+    sa.sa_handler = on_import_signal;
+    sigemptyset(&sa.sa_mask);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&sa.sa_mask, sig);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+  }
+  ~NewStoreGuard() {
+    if (!active_) return;
+    restore_signals();
+    remove_new_store();
+  }
+  NewStoreGuard(const NewStoreGuard&) = delete;
+  NewStoreGuard& operator=(const NewStoreGuard&) = delete;
+
+  /// The import committed: keep the store.
+  void keep() {
+    if (!active_) return;
+    restore_signals();
+    active_ = false;
+  }
+
+ private:
+  static void restore_signals() {
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, SIG_DFL);
+  }
+  bool active_ = false;
+};
 
 std::string absolute_path(const std::string& p) {
   std::error_code ec;
@@ -225,8 +295,11 @@ int cmd_import(int argc, char** argv) {
                "    (condition and config may be empty: none, default; replicate 0, 1, ...)\n"
                "  optional columns: cluster (empty or absent = the item), label, status (ok)\n"
                "value is a finite number, true/false (1/0), or a category label (B) for a categorical\n"
-               "outcome; one outcome's values are all numbers or all labels. nan/inf, or an outcome\n"
-               "mixing numbers and labels (1O among 0/1), is refused: exit 2, nothing written.\n"
+               "outcome; one outcome's values are all numbers or all labels. Refused (exit 2, nothing\n"
+               "written; a store the command created is removed, as on Ctrl-C): nan/inf, a non-zero\n"
+               "value that underflows to 0 (1e-400), an outcome mixing numbers and labels (1O among\n"
+               "0/1), two labels that differ only by surrounding spaces ('B', 'B '), a repeated key\n"
+               "in a JSONL object, a file without rows. Labels differing only by case get a warning.\n"
                "--binary OUTCOME refuses any value of OUTCOME but 0/1/true/false; without it an\n"
                "outcome that is 0/1 except a few values gets a warning naming them (docs/store.md).\n"
                "Example: draws.csv holding the three lines\n"
@@ -295,18 +368,20 @@ int cmd_import(int argc, char** argv) {
     return fail("import", InvalidArgument(fmt::format("import {}: expected one file, got {}", format, files.size())));
   file = files[0];
   if (format == "draws") {
+    for (const auto& name : binary)
+      if (trim(name).empty())
+        return fail("import", InvalidArgument("--binary: an empty outcome name (expected --binary OUTCOME or "
+                                              "--binary OUTCOME,OUTCOME...)"));
     // Streams the file into the store (bounded memory, issue 14). A store this command
-    // created is removed again if the import fails, as when the file was read first.
-    const bool existed = std::filesystem::exists(store_path);
+    // created is removed again, with the folders it created, if the import fails or is
+    // interrupted (NewStoreGuard), as when the file was read first.
+    NewStoreGuard guard(store_path);
     auto store = Store::open(store_path);
     if (!store.ok()) return fail("import", store.status());
     auto sum = import_long_draws_file(file, **store, study_name, LongDrawChecks{binary});
-    if (!sum.ok()) {
-      store->reset();
-      if (!existed)
-        for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(store_path + suffix);
-      return fail("import", sum.status());
-    }
+    store->reset();  // closes the connection (the guard removes a new store's files after it)
+    if (!sum.ok()) return fail("import", sum.status());
+    guard.keep();
     for (const auto& w : sum->warnings) std::fprintf(stderr, "import: warning: %s\n", w.c_str());
     std::fprintf(stderr, "import: %lld rows -> %lld draws of %lld items into %s\n",
                  static_cast<long long>(sum->rows), static_cast<long long>(sum->draws),
@@ -386,7 +461,7 @@ int cmd_export(int argc, char** argv) {
     const int rc = app.exit(e);
     return rc == 0 ? 0 : static_cast<int>(ExitCode::kUsage);
   }
-  auto store = Store::open_existing(store_path);
+  auto store = Store::open_for_reading(store_path);
   if (!store.ok()) return fail("export", store.status());
   Status st;
   if (out.empty() || out == "-")

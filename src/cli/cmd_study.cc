@@ -319,7 +319,7 @@ int cmd_analyze(int argc, char** argv) {
       return fail("analyze", InvalidArgument("--vote-sizes and --analysis majority_floor=...: give the vote sizes once"));
     o.analyses.push_back({"majority_floor", {{"vote_sizes", vote_sizes}}});
   }
-  auto store = Store::open_existing(store_path);
+  auto store = Store::open_for_reading(store_path);
   if (!store.ok()) return fail("analyze", store.status());
   return do_analyze("analyze", **store, out_dir, o);
 }

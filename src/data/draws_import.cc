@@ -27,6 +27,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "data/json_line.h"
 #include "util/strings.h"
 
 namespace nf {
@@ -59,11 +60,12 @@ bool is_non_finite_word(std::string_view t) {
   return l == "nan" || l == "inf" || l == "infinity" || (starts_with(l, "nan(") && l.back() == ')');
 }
 
-enum class NumberParse { kNumber, kNotNumber, kNonFinite };
+enum class NumberParse { kNumber, kNotNumber, kNonFinite, kUnderflow };
 
 /// A decimal number (digits, '.', e/E, signs) -> kNumber with *out; nan/inf spellings and
-/// values beyond a double's range (1e999) -> kNonFinite; anything else -> kNotNumber (a
-/// category label). An underflow (1e-400) reads as the nearest double, as strtod gives it.
+/// values beyond a double's range (1e999) -> kNonFinite; a non-zero number too small for a
+/// normal double (1e-400, 1e-310; number_underflows in data/json_line.h) -> kUnderflow;
+/// anything else -> kNotNumber (a category label).
 NumberParse parse_number(std::string_view s, double* out) {
   const std::string_view t = trim_view(s);
   if (is_non_finite_word(t)) return NumberParse::kNonFinite;
@@ -82,6 +84,7 @@ NumberParse parse_number(std::string_view s, double* out) {
   const double v = std::strtod(buf, &end);
   if (end != buf + t.size()) return NumberParse::kNotNumber;
   if (!std::isfinite(v)) return NumberParse::kNonFinite;  // overflow: strtod gave +-HUGE_VAL (= inf)
+  if (number_underflows(t, v)) return NumberParse::kUnderflow;
   *out = v;
   return NumberParse::kNumber;
 }
@@ -102,6 +105,23 @@ std::string shown(std::string_view v) {
   return out;
 }
 
+/// A label as written, quoted so that surrounding spaces show: 'B ' (newlines and tabs
+/// escaped, cut to 40 characters).
+std::string spelled(std::string_view v) {
+  std::string out = "'";
+  for (char c : v) {
+    if (out.size() > 40) {
+      out += "...";
+      break;
+    }
+    if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else out += c;
+  }
+  return out + "'";
+}
+
 bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i)
@@ -111,6 +131,7 @@ bool iequals(std::string_view a, std::string_view b) {
 
 /// What the value checks remember of one outcome (bounded: no rows are kept).
 struct OutcomeCheck {
+  size_t first_line = 0;                   // the outcome's first row (0 = none yet)
   size_t number_line = 0, label_line = 0;  // first line with a number / a category label (0 = none yet)
   std::string number_text, label_text;     // the value written on that line (shown())
   bool declared_binary = false;
@@ -127,12 +148,57 @@ struct OutcomeCheck {
 
 constexpr size_t kMaxOthers = 5;
 
+/// The distinct spellings of one outcome's labels checked for twins (below): past this
+/// many, further spellings are not checked (and a warning says so).
+constexpr size_t kMaxCheckedLabels = 100;
+
+/// The spellings met so far of one outcome's labels (category values, or the `label`
+/// column of numeric rows), to refuse two that differ only by surrounding whitespace and
+/// warn about two that differ only by letter case. Bounded: at most kMaxCheckedLabels
+/// spellings per outcome and column.
+struct LabelSpellings {
+  std::unordered_map<std::string, size_t> first_line;  // spelling as written -> its first line
+  std::unordered_map<std::string, std::string> by_trimmed, by_folded;  // trimmed / lower-cased -> first spelling
+  bool capped = false;
+};
+
 /// Fields of one row -> LongDrawRow, with the per-outcome category maps (first seen = 0)
 /// and value checks that must persist across rows.
 class RowConverter {
  public:
   RowConverter(const std::string& path, const LongDrawChecks& checks) : path_(path) {
     for (const auto& name : checks.binary) outcomes_[name].declared_binary = true;
+  }
+
+  /// Checks a category label `written` (a value, or the `label` column when `col` is
+  /// kLabel) against the outcome's other spellings: whitespace twin -> error, case twin ->
+  /// warning.
+  Status check_spelling(LabelSpellings& s, const std::string& outcome, std::string_view written, size_t line,
+                        int col) {
+    if (s.capped) return Status::Ok();
+    std::string w(written);
+    if (s.first_line.count(w)) return Status::Ok();
+    if (s.first_line.size() == kMaxCheckedLabels) {
+      s.capped = true;
+      notes_.push_back(fmt::format("{}:{}: {}: outcome '{}' has more than {} distinct labels; those past the {}th "
+                                   "are not checked for spellings that differ only by whitespace or letter case",
+                                   path_, line, kColName[col], outcome, kMaxCheckedLabels, kMaxCheckedLabels));
+      return Status::Ok();
+    }
+    s.first_line.emplace(w, line);
+    const std::string t(trim_view(w));
+    if (auto [it, fresh] = s.by_trimmed.emplace(t, w); !fresh)
+      return InvalidArgument(fmt::format(
+          "{}:{}: {}: outcome '{}' has labels that differ only by surrounding whitespace: {} (first on line {}) and "
+          "{} (first on line {}); they would be two categories: remove the spaces",
+          path_, line, kColName[col], outcome, spelled(it->second), s.first_line.at(it->second), spelled(w), line));
+    if (auto [it, fresh] = s.by_folded.emplace(to_lower(t), w); !fresh)
+      notes_.push_back(fmt::format("{}: {}: outcome '{}' has labels that differ only by letter case: {} (first on "
+                                   "line {}) and {} (first on line {}); they are imported as two categories (fix "
+                                   "the spelling if they are one)",
+                                   path_, kColName[col], outcome, spelled(it->second), s.first_line.at(it->second),
+                                   spelled(w), line));
+    return Status::Ok();
   }
 
   Status convert(size_t line, const Fields& f, LongDrawRow* row) {
@@ -171,6 +237,16 @@ class RowConverter {
     double num = 0;
     if (tv.empty()) return err(kValue, "empty");
     OutcomeCheck& oc = check_of(row->outcome);
+    if (oc.first_line == 0) {  // a new outcome name: is it another one's with spaces around?
+      oc.first_line = line;
+      const std::string t(trim_view(row->outcome));
+      if (auto [it, fresh] = outcome_by_trimmed_.emplace(t, row->outcome); !fresh)
+        return err(kOutcome, fmt::format("outcome names that differ only by surrounding whitespace: {} (first on line "
+                                         "{}) and {} (first on line {}); they would be two outcomes: remove the "
+                                         "spaces",
+                                         spelled(it->second), outcomes_.at(it->second).first_line,
+                                         spelled(row->outcome), line));
+    }
     bool is_number = true;
     if (iequals(tv, "true") || iequals(tv, "false")) {
       const bool t = iequals(tv, "true");
@@ -179,7 +255,12 @@ class RowConverter {
     } else if (const NumberParse p = parse_number(v, &num); p == NumberParse::kNumber) {
       row->value = num;
       row->label.assign(f[kLabel]);  // kept as exported ("B" for a choice), "" when absent
-      if (!row->label.empty()) oc.labelled = true;
+      if (!row->label.empty()) {
+        oc.labelled = true;
+        NF_RETURN_IF_ERROR(check_spelling(label_column_[row->outcome], row->outcome, row->label, line, kLabel));
+      }
+    } else if (p == NumberParse::kUnderflow) {
+      return err(kValue, underflow_message(tv));
     } else if (p == NumberParse::kNonFinite) {
       return err(kValue, fmt::format("'{}' is not a finite number (nan, inf and values beyond a double's range are "
                                      "refused; leave a missing outcome out instead of writing a row for it)",
@@ -209,7 +290,7 @@ class RowConverter {
     if (oc.label_line == 0) oc.label_line = line, oc.label_text = shown(tv);
     auto& cats = categories_[row->outcome];
     auto [it, inserted] = cats.emplace(std::string(v), static_cast<int>(cats.size()));
-    (void)inserted;
+    if (inserted) NF_RETURN_IF_ERROR(check_spelling(value_labels_[row->outcome], row->outcome, v, line, kValue));
     row->value = it->second;
     row->label.assign(v);
     return Status::Ok();
@@ -233,6 +314,7 @@ class RowConverter {
                                            name, join(seen, ", "), did_you_mean(name, seen)));
     }
     if (warnings == nullptr) return Status::Ok();
+    warnings->insert(warnings->end(), notes_.begin(), notes_.end());
     for (const auto& name : names) {
       const OutcomeCheck& oc = outcomes_.at(name);
       if (oc.declared_binary || oc.labelled || oc.label_line != 0 || oc.zero_one == 0 || oc.others.empty() ||
@@ -277,6 +359,10 @@ class RowConverter {
   std::unordered_map<std::string, std::unordered_map<std::string, int>> categories_;  // outcome -> label -> index
   std::unordered_map<std::string, OutcomeCheck> outcomes_;  // pointers stay valid as it grows
   std::pair<const std::string, OutcomeCheck>* last_ = nullptr;  // the last row's outcome
+  // outcome -> spellings of its category values / of its `label` column (numeric rows)
+  std::unordered_map<std::string, LabelSpellings> value_labels_, label_column_;
+  std::unordered_map<std::string, std::string> outcome_by_trimmed_;  // trimmed outcome name -> as first written
+  std::vector<std::string> notes_;  // warnings found while reading (letter-case twins, a capped check)
 };
 
 /// Buffered RFC 4180 record reader over a FILE (1 MiB blocks).
@@ -423,6 +509,7 @@ Status stream_csv(const std::string& path, const RowFn& fn, const LongDrawChecks
   RowConverter conv(path, checks);
   LongDrawRow row;
   Fields f;
+  bool any = false;
   for (;;) {
     NF_ASSIGN_OR_RETURN(bool more, reader.next(fields, &count, &line));
     if (!more) break;
@@ -432,7 +519,9 @@ Status stream_csv(const std::string& path, const RowFn& fn, const LongDrawChecks
     for (int c = 0; c < kNumCols; ++c) f[c] = at[c] < 0 ? std::string_view() : std::string_view(fields[at[c]]);
     NF_RETURN_IF_ERROR(conv.convert(line, f, &row));
     NF_RETURN_IF_ERROR(fn(row, line));
+    any = true;
   }
+  if (!any) return InvalidArgument(fmt::format("{}: no rows (the header is the only record): nothing to import", path));
   return conv.finish(warnings);
 }
 
@@ -496,19 +585,17 @@ Status stream_jsonl(const std::string& path, const RowFn& fn, const LongDrawChec
   LongDrawRow out;
   std::string line;
   size_t line_no = 0;
+  bool any = false;
   while (std::getline(in, line)) {
     ++line_no;
     if (trim(line).empty()) continue;
     auto emit = [&](const JsonRow& row) -> Status {
       NF_RETURN_IF_ERROR(conv.convert(line_no, row.view(), &out));
+      any = true;
       return fn(out, line_no);
     };
     nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::exception& ex) {
-      return InvalidArgument(fmt::format("{}:{}: malformed JSON: {}", path, line_no, ex.what()));
-    }
+    NF_RETURN_IF_ERROR(parse_json_line(path, line_no, line, &j));
     if (!j.is_object()) return InvalidArgument(fmt::format("{}:{}: expected a JSON object", path, line_no));
     if (j.contains("outcomes") && !j.contains("outcome")) {
       // One draw per line, as `noisefloor export --format jsonl` writes it: expand its
@@ -549,6 +636,7 @@ Status stream_jsonl(const std::string& path, const RowFn& fn, const LongDrawChec
     }
     NF_RETURN_IF_ERROR(emit(row));
   }
+  if (!any) return InvalidArgument(fmt::format("{}: no rows (no JSON object in the file): nothing to import", path));
   return conv.finish(warnings);
 }
 

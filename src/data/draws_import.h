@@ -41,12 +41,19 @@ struct LongDrawChecks {
 /// with an "outcomes" array (and no "outcome" key) is one draw as `noisefloor export
 /// --format jsonl` writes it; its outcomes are expanded into rows, so both export formats
 /// import back.
+/// Category labels (and the `label` column) are kept as written; numbers are trimmed.
 /// Errors (InvalidArgument "path:line: column: problem"): missing column, empty
 /// subject/item/outcome/value, non-integer or negative replicate, a status other than
 /// ok, duplicate (subject,item,condition,config,replicate,outcome); a non-finite value
 /// (nan, inf, infinity in any case, or beyond a double's range such as 1e999; in JSONL
-/// the JSON parser already refuses 1e999, NaN and Infinity as malformed JSON); an
-/// outcome whose values mix numbers (true/false included) and category labels (a typo
+/// the JSON parser already refuses 1e999, NaN and Infinity as malformed JSON); a
+/// non-zero value that underflows (magnitude below DBL_MIN, e.g. 1e-400, which would read
+/// as 0, or 1e-310; for a JSON number its text as written is checked; 0e-400 is 0); two
+/// labels of one outcome (category values, or the `label` column of numeric rows) that
+/// differ only by surrounding whitespace ("B", "B "), naming both with their first
+/// lines, and so for two outcome names ("correct", "correct "); in JSONL a key repeated
+/// in one object ("path:line: key: the key appears twice ..."); a file without rows
+/// ("path: no rows ..."); an outcome whose values mix numbers (true/false included) and category labels (a typo
 /// such as `1O` among 0/1 values), reported on the line where the second kind first
 /// appears, naming the outcome and the first line and value of each kind; a value other
 /// than 0/1/true/false of an outcome in `checks.binary`; a `checks.binary` name that no
@@ -57,7 +64,11 @@ struct LongDrawChecks {
 /// 0 or 1, and the other values are at most 5 distinct numbers on fewer than 10% of the
 /// outcome's rows (say 2, -1, 1.5 among 0/1). The warning names the outcome, the count
 /// and each other value with its first line and count; `checks.binary` turns it into an
-/// error. Outcomes not declared binary are never changed or dropped.
+/// error. Two labels of one outcome that differ only by letter case ("yes", "Yes") are
+/// imported as two categories with a warning naming both. The whitespace and case checks
+/// keep at most 100 distinct spellings per outcome (and per `label` column); past that
+/// a warning says the rest are not checked. Outcomes not declared binary are never
+/// changed or dropped.
 Result<std::vector<LongDrawRow>> read_long_draws(const std::string& path, const LongDrawChecks& checks = {},
                                                  std::vector<std::string>* warnings = nullptr);
 
@@ -65,8 +76,9 @@ Result<std::vector<LongDrawRow>> read_long_draws(const std::string& path, const 
 /// blocks and calls `fn(row, line)` for each row in file order (`line` is the 1-based
 /// line on which the row starts). The row object is reused between calls (copy what you
 /// keep). Memory is bounded by the longest record plus per-outcome state (the category
-/// maps, and for the checks each outcome's first line and value of each kind and at most
-/// 6 distinct values other than 0/1), whatever the file size. Same format, checks,
+/// maps, and for the checks each outcome's first line and value of each kind, at most
+/// 6 distinct values other than 0/1 and at most 100 label spellings), whatever the file
+/// size. Same format, checks,
 /// warnings and errors as read_long_draws, except that duplicates are NOT detected here
 /// (the caller's store detects them; see find_long_draw_line for naming the first
 /// occurrence). An error returned by `fn` stops the scan and is returned as is. The

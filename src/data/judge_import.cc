@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "data/json_line.h"
 #include "util/csv.h"
 #include "util/file.h"
 #include "util/strings.h"
@@ -42,9 +43,9 @@ Result<Table> parse_jsonl_table(const std::string& path, const std::string& text
   while (std::getline(in, l)) {
     ++line;
     if (l.find_first_not_of(" \t\r") == std::string::npos) continue;
-    json j = json::parse(l, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded() || !j.is_object())
-      return InvalidArgument(fmt::format("{}:{}: not a JSON object", path, line));
+    json j;  // a repeated key is refused, not silently the last (data/json_line.h)
+    NF_RETURN_IF_ERROR(parse_json_line(path, line, l, &j));
+    if (!j.is_object()) return InvalidArgument(fmt::format("{}:{}: not a JSON object", path, line));
     t.rows.emplace_back(line, std::move(j));
   }
   return t;

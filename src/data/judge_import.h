@@ -49,7 +49,8 @@ struct ProviderMap {
 /// item, cluster, judge, judge_provider, label. label is 1/0/true/false; empty (CSV) or
 /// null/absent (JSONL) = missing vote. cluster may be empty (= item).
 /// Errors: InvalidArgument "path:line: column: problem" for a missing column, an empty
-/// key field, a bad label, or a duplicate (subject, item, judge).
+/// key field, a bad label, or a duplicate (subject, item, judge); in JSONL also a key
+/// repeated in one object (data/json_line.h parse_json_line).
 Result<std::vector<VoteRecord>> read_votes(const std::string& path);
 
 /// Reads the long label format (CSV or JSONL): rater, subject, item, label (1/0/true/false).

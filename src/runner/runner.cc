@@ -402,8 +402,9 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
       return;
     }
     if (streak < options.max_consecutive_api_errors || tripped.load()) return;
-    sum.breaker = fmt::format("subject '{}' ({}): {} draws in a row failed at the API; last: {}",
-                              study.subjects[p.subject_index].name, backends[p.subject_index]->identity(), streak,
+    sum.breaker = fmt::format("subject '{}' ({}): {} failed at the API; last: {}",
+                              study.subjects[p.subject_index].name, backends[p.subject_index]->identity(),
+                              streak == 1 ? std::string("a draw") : fmt::format("{} draws in a row", streak),
                               res.error.empty() ? r.error : res.error);
     tripped = true;
   };

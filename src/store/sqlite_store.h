@@ -20,6 +20,8 @@ class SqliteStore final : public Store {
   /// created. Errors: DataLoss if the file is not a SQLite database or its schema is
   /// corrupt; FailedPrecondition if its schema version is newer than this build's.
   static Result<std::unique_ptr<Store>> open(const std::string& path);
+  /// Opens the existing SQLite store at `path` read-only (Store::open_read_only).
+  static Result<std::unique_ptr<Store>> open_read_only(const std::string& path);
 
   ~SqliteStore() override;
   std::string kind() const override { return "SQLite store"; }

@@ -8,6 +8,7 @@
 #include "store/store_internal.h"
 
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -516,9 +517,87 @@ class ExportFile {
 
 // ---- open / schema ------------------------------------------------------------------
 
+namespace {
+
+// "store PATH: read-only ..." for a write command on a store it cannot write.
+Status read_only_store(const std::string& path, const std::string& what) {
+  return FailedPrecondition(fmt::format(
+      "store {}: {} is not writable, and this command writes to the store (analyze, export and check open a "
+      "read-only store for reading; make it writable, or copy it, to write)",
+      path, what));
+}
+
+// `path` as an SQLite URI filename (file:...), with the characters a URI gives a meaning
+// to percent-encoded.
+std::string sqlite_uri(const std::string& path, const char* query) {
+  std::string out = "file:";
+  for (char c : path) {
+    if (c == '%' || c == '?' || c == '#') out += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+    else out += c;
+  }
+  return out + "?" + query;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Store>> SqliteStore::open_read_only(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return NotFound("store " + path + ": no such file");
+  if (std::filesystem::is_directory(path, ec))
+    return InvalidArgument("store " + path + ": is a directory, expected a store file");
+  // mode=ro first: it sees a write-ahead log another process is writing. It needs the
+  // -shm file, which it cannot create in a read-only folder; then (and only when there is
+  // no uncheckpointed log to miss) the file is read as immutable.
+  for (const char* query : {"mode=ro", "mode=ro&immutable=1"}) {
+    sqlite3* raw = nullptr;
+    int rc = sqlite3_open_v2(sqlite_uri(path, query).c_str(), &raw,
+                             SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
+    if (rc != SQLITE_OK) {
+      Status s = sqlite_status(raw, rc, "open read-only", path);
+      sqlite3_close(raw);
+      return s;
+    }
+    std::unique_ptr<SqliteStore> store(new SqliteStore(path, raw));
+    sqlite3* db = store->db_;
+    sqlite3_extended_result_codes(db, 1);
+    sqlite3_busy_timeout(db, 10000);
+    rc = sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr);
+    // CANTOPEN, READONLY_CANTINIT or READONLY_DIRECTORY: the -shm file cannot be made.
+    if (((rc & 0xff) == SQLITE_CANTOPEN || rc == SQLITE_READONLY_CANTINIT || rc == SQLITE_READONLY_DIRECTORY) &&
+        std::string_view(query) == "mode=ro") {
+      const auto wal = std::filesystem::file_size(path + "-wal", ec);
+      if (!ec && wal > 0)
+        return FailedPrecondition(fmt::format(
+            "store {}: cannot be read: it is read-only and its write-ahead log {}-wal holds changes not yet in the "
+            "file, which SQLite can only read with write access to the folder (make the folder writable once)",
+            path, path));
+      continue;  // no log to miss: read the file as immutable
+    }
+    if (rc != SQLITE_OK) return sqlite_status(db, rc, "open read-only", path);
+    NF_ASSIGN_OR_RETURN(std::optional<int> version, read_schema_version(db, path));
+    if (!version) return DataLoss("store " + path + ": an empty SQLite file, not a noisefloor store");
+    NF_RETURN_IF_ERROR(check_not_newer(*version, path));
+    if (*version != kStoreSchemaVersion)
+      return FailedPrecondition(fmt::format(
+          "store {}: schema version {} needs migrating to version {}, which writes the file, but it is opened "
+          "read-only (make it writable and run analyze once, or copy it)",
+          path, *version, kStoreSchemaVersion));
+    return std::unique_ptr<Store>(std::move(store));
+  }
+  return Internal("store " + path + ": open read-only: no attempt left");
+}
+
 Result<std::unique_ptr<Store>> SqliteStore::open(const std::string& path) {
   std::filesystem::path parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) NF_RETURN_IF_ERROR(make_dirs(parent.string()));
+  {
+    // A file or folder this process cannot write would fail later with SQLite's "attempt
+    // to write a readonly database"; name it now.
+    std::error_code ec;
+    if (std::filesystem::exists(path, ec) && access(path.c_str(), W_OK) != 0) return read_only_store(path, "the file");
+    const std::string dir = parent.empty() ? "." : parent.string();
+    if (access(dir.c_str(), W_OK) != 0) return read_only_store(path, "its folder " + dir);
+  }
   sqlite3* raw = nullptr;
   int rc = sqlite3_open_v2(path.c_str(), &raw,
                            SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
@@ -552,6 +631,24 @@ Result<std::unique_ptr<Store>> SqliteStore::open(const std::string& path) {
   NF_RETURN_IF_ERROR(exec(db, "PRAGMA synchronous = NORMAL", "set synchronous", path));
   NF_RETURN_IF_ERROR(store->migrate());
   return std::unique_ptr<Store>(std::move(store));
+}
+
+Result<std::unique_ptr<Store>> Store::open_for_reading(const std::string& path) {
+  if (is_postgresql_url(path)) return open(path);
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return NotFound("store " + path + ": no such file");
+  if (std::filesystem::is_directory(path, ec)) {
+    return InvalidArgument("store " + path + ": is a directory, expected a store file");
+  }
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  const std::string dir = parent.empty() ? "." : parent.string();
+  if (access(path.c_str(), W_OK) != 0 || access(dir.c_str(), W_OK) != 0) return SqliteStore::open_read_only(path);
+  return open(path);
+}
+
+Result<std::unique_ptr<Store>> Store::open_read_only(const std::string& path) {
+  if (is_postgresql_url(path)) return open(path);
+  return SqliteStore::open_read_only(path);
 }
 
 Result<std::unique_ptr<Store>> Store::open_existing(const std::string& path) {

@@ -116,12 +116,30 @@ class Store {
   /// (libpq connection URI) opens a PgStore (pg_store.h), anything else is a SQLite file
   /// (SqliteStore::open: WAL mode, foreign keys, busy timeout, schema created or migrated,
   /// parent directories created). Errors: DataLoss if the file is not a SQLite database
-  /// or its schema is corrupt; FailedPrecondition if its schema version is newer than this
-  /// build's; Unavailable if the PostgreSQL server cannot be reached.
+  /// or its schema is corrupt; FailedPrecondition "store PATH: the file | its folder DIR
+  /// is not writable, and this command writes to the store ..." for a read-only store
+  /// (open_for_reading reads one); FailedPrecondition if its schema version is newer than
+  /// this build's; Unavailable if the PostgreSQL server cannot be reached.
   static Result<std::unique_ptr<Store>> open(const std::string& path);
   /// Like open() but NotFound if a SQLite `path` does not exist (for `analyze`); a
   /// PostgreSQL URL is opened as by open().
   static Result<std::unique_ptr<Store>> open_existing(const std::string& path);
+  /// For commands that only read (analyze, export, check): like open_existing(), but a
+  /// SQLite store this process cannot write (the file or its folder not writable, e.g.
+  /// after chmod a-w) is opened read-only (open_read_only) instead of failing on the
+  /// first write of the open (WAL mode, migration). A writable store is opened as by
+  /// open() (an old schema is migrated).
+  static Result<std::unique_ptr<Store>> open_for_reading(const std::string& path);
+  /// Opens an existing SQLite store read-only: nothing is written, not even the journal
+  /// mode. If its folder is read-only too, SQLite cannot create the -shm file a WAL
+  /// reader needs; the file is then read as immutable (`immutable=1`: another process
+  /// must not write it meanwhile), unless a non-empty -wal file holds changes not yet in
+  /// the file (FailedPrecondition: the folder must be made writable once). Every write
+  /// fails (SQLite: "attempt to write a readonly database", naming the store). Errors:
+  /// NotFound, InvalidArgument (a directory), DataLoss (not a store, or an empty file),
+  /// FailedPrecondition (a newer schema, or an older one, which needs a write to
+  /// migrate). A PostgreSQL URL is opened as by open().
+  static Result<std::unique_ptr<Store>> open_read_only(const std::string& path);
   /// True if `path` names a PostgreSQL store (starts with postgresql:// or postgres://).
   static bool is_postgresql_url(const std::string& path);
 

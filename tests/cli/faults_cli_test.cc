@@ -386,6 +386,13 @@ TEST(FaultsCli, TheBreakerOffTriesEveryDraw) {
   ASSERT_TRUE(so.ok());
   EXPECT_GE(*(*so)->draw_count(), 16);
   EXPECT_LT(*(*so)->draw_count(), 24 * 2);
+  // A breaker of 1 stops at the first failure, and says so in the singular.
+  const CmdResult one = run_cli("run " + d / "study.yaml" +
+                                    " --quiet --no-cache --max-consecutive-api-errors 1 --store " + d / "one.sqlite",
+                                d.path(), "SIM_URL=http://127.0.0.1:9/v1");
+  EXPECT_EQ(one.exit_code, 3) << one.err;
+  EXPECT_NE(one.err.find("): a draw failed at the API; last: "), std::string::npos) << one.err;
+  EXPECT_EQ(one.err.find("in a row"), std::string::npos) << one.err;
 }
 
 // A server whose greedy reply depends on how many requests are in flight (the batch

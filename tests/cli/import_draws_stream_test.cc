@@ -3,11 +3,19 @@
 // file imports and analyzes; importing it again is refused and changes nothing.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
 #include <filesystem>
 #include <sstream>
-#include <vector>
 #include <string>
+#include <thread>
+#include <vector>
 
+#include "common/process.h"
 #include "common/test_data.h"
 #include "store/store.h"
 
@@ -85,6 +93,26 @@ TEST(ImportDrawsStreamCli, BadValuesExit2AndWriteNothing) {
       {"undeclared.csv", std::string(kHeader) + "m,q2,c,none,default,0,correct,1\n", " --binary corect",
        "undeclared.csv: --binary: outcome 'corect' has no row in the file (outcomes: correct) (did you mean "
        "'correct'?)"},
+      // Issue 15: labels that differ only by whitespace would be two categories.
+      {"spaces.csv",
+       std::string(kHeader) + "m,q2,c,none,default,0,answer,B\nm,q2,c,none,default,1,answer,A\n"
+                              "m,q2,c,none,default,2,answer,B \n",
+       "",
+       "spaces.csv:4: value: outcome 'answer' has labels that differ only by surrounding whitespace: 'B' (first on "
+       "line 2) and 'B ' (first on line 4)"},
+      // Issue 15: an underflow would read as 0.
+      {"tiny.csv", std::string(kHeader) + "m,q2,c,none,default,0,score,1e-400\n", "",
+       "tiny.csv:2: value: '1e-400' is out of range: not zero, but below the smallest normal double"},
+      {"tiny.jsonl", jrow + R"("replicate":0,"value":1e-400})" + "\n", "",
+       "tiny.jsonl:1: value: '1e-400' is out of range"},
+      // Issue 15: a repeated JSON key would keep only the last value.
+      {"twice.jsonl", jrow + R"("replicate":0,"value":1,"value":0})" + "\n", "",
+       "twice.jsonl:1: value: the key appears twice in one object"},
+      // Issue 15: a file without rows is not an empty import.
+      {"header.csv", kHeader, "", "header.csv: no rows (the header is the only record): nothing to import"},
+      {"blank.jsonl", "\n", "", "blank.jsonl: no rows"},
+      {"nobinary.csv", std::string(kHeader) + "m,q2,c,none,default,0,correct,1\n", " --binary ''",
+       "--binary: an empty outcome name"},
   };
   for (const auto& c : cases) {
     testing::write_text(d / c.file, c.text);
@@ -101,6 +129,129 @@ TEST(ImportDrawsStreamCli, BadValuesExit2AndWriteNothing) {
     ASSERT_TRUE(rows.ok());
     EXPECT_EQ(rows->size(), 2u) << c.file;
   }
+}
+
+// A failed import into a store in folders that did not exist removes the folders it
+// created too (issue 15), but never a folder that was there before.
+TEST(ImportDrawsStreamCli, AFailedImportRemovesTheFoldersItCreated) {
+  TempDir d;
+  testing::write_text(d / "bad.csv", std::string(kHeader) + "m,q1,c,none,default,0,correct,nan\n");
+  std::filesystem::create_directories(d / "kept");
+  auto r = run_cli("import draws " + d / "bad.csv" + " --store " + d / "kept/a/b/s.sqlite", d.path());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("bad.csv:2: value: 'nan'"), std::string::npos) << r.err;
+  EXPECT_TRUE(std::filesystem::is_directory(d / "kept"));
+  EXPECT_FALSE(std::filesystem::exists(d / "kept/a"));
+  // A good import keeps them.
+  testing::write_text(d / "good.csv", std::string(kHeader) + "m,q1,c,none,default,0,correct,1\n");
+  r = run_cli("import draws " + d / "good.csv" + " --store " + d / "kept/a/b/s.sqlite", d.path());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(d / "kept/a/b/s.sqlite"));
+}
+
+// Starts `import draws FIFO --store STORE`, feeds it the header and one row through the
+// FIFO (so the import is certainly in progress, waiting for more), sends `sig` and
+// returns the exit code (128 + signal when the signal ended it).
+int interrupted_import(const TempDir& d, const std::string& store, int sig, std::string* err) {
+  const std::string fifo = d / "feed.csv";
+  std::filesystem::remove(fifo);
+  if (mkfifo(fifo.c_str(), 0600) != 0) return -1;
+  testing::Child child = testing::spawn({"import", "draws", fifo, "--store", store}, d / "child-stderr.txt");
+  int fd = -1;  // opening the write end succeeds once the import opened the read end
+  for (int i = 0; i < 1000 && fd < 0; ++i) {
+    fd = open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+    if (fd < 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (fd < 0) {
+    testing::kill_and_wait(child, SIGKILL);
+    return -1;
+  }
+  const std::string text = std::string(kHeader) + "m,q9,c,none,default,0,correct,1\n";
+  if (write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size())) return -1;
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the row is read and written meanwhile
+  kill(child.pid, sig);
+  const int rc = testing::wait_exit(child);
+  close(fd);
+  *err = testing::slurp(d / "child-stderr.txt");
+  return rc;
+}
+
+// SIGINT or SIGTERM during an import into a store the command creates leaves nothing:
+// no store file, no -wal/-shm, no folder it created (issue 15). An existing store keeps
+// exactly what it had.
+TEST(ImportDrawsStreamCli, AnInterruptedImportLeavesNothingBehind) {
+  TempDir d;
+  for (int sig : {SIGINT, SIGTERM}) {
+    std::string err;
+    const int rc = interrupted_import(d, d / "new/sub/s.sqlite", sig, &err);
+    EXPECT_EQ(rc, 128 + sig) << err;
+    EXPECT_NE(err.find("noisefloor import: interrupted; removed the store it was creating"), std::string::npos) << err;
+    EXPECT_FALSE(std::filesystem::exists(d / "new")) << sig;
+  }
+  testing::write_text(d / "good.csv", std::string(kHeader) + "m,q1,c,none,default,0,correct,1\n"
+                                                             "m,q1,c,none,default,1,correct,0\n");
+  const std::string existing = d / "existing.sqlite";
+  ASSERT_EQ(run_cli("import draws " + d / "good.csv" + " --store " + existing, d.path()).exit_code, 0);
+  std::string err;
+  EXPECT_EQ(interrupted_import(d, existing, SIGTERM, &err), 128 + SIGTERM) << err;
+  auto s = Store::open_existing(existing);
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  EXPECT_EQ(*(*s)->draw_count(), 2);
+  auto rows = (*s)->outcome_rows();
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(rows->size(), 2u);
+}
+
+// A store whose file and folder are read-only (chmod a-w) is analyzed, checked and
+// exported read-only (issue 15: "set WAL mode: attempt to write a readonly database");
+// a command that writes names the file. Root ignores file modes, so as root the commands
+// run as user nobody (setpriv).
+TEST(ImportDrawsStreamCli, AReadOnlyStoreCanBeReadButNotWritten) {
+  TempDir d;
+  std::string as_reader;  // the prefix that runs a command without write access
+  if (geteuid() == 0) {
+    if (std::system("command -v setpriv >/dev/null 2>&1") != 0) GTEST_SKIP() << "root without setpriv";
+    as_reader = "setpriv --reuid=65534 --regid=65534 --clear-groups";
+  }
+  std::string csv = kHeader;
+  for (int i = 0; i < 6; ++i)
+    for (int r = 0; r < 3; ++r)
+      csv += "m,q" + std::to_string(i) + ",c" + std::to_string(i / 2) + ",none,default," + std::to_string(r) +
+             ",correct," + std::to_string((i * r) % 2) + "\n";
+  testing::write_text(d / "d.csv", csv);
+  std::filesystem::create_directories(d / "ro");
+  std::filesystem::create_directories(d / "out");
+  const std::string store = d / "ro/s.sqlite";
+  ASSERT_EQ(run_cli("import draws " + d / "d.csv" + " --store " + store, d.path()).exit_code, 0);
+  const std::string before = testing::slurp(store);
+  namespace fs = std::filesystem;
+  fs::permissions(d.path(), fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                fs::perms::others_read | fs::perms::others_exec);
+  if (geteuid() == 0) {
+    ASSERT_EQ(std::system(("chown -R 65534 '" + d / "ro" + "' '" + d / "out" + "'").c_str()), 0);
+  }
+  fs::permissions(store, fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write,
+                  fs::perm_options::remove);
+  fs::permissions(d / "ro", fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write,
+                  fs::perm_options::remove);
+  auto e = run_cli("export --store " + store + " --format csv --out " + d / "out/draws.csv", d.path(), as_reader);
+  EXPECT_EQ(e.exit_code, 0) << e.err;
+  EXPECT_EQ(testing::slurp(d / "out/draws.csv").substr(0, 55),
+            "subject,item,cluster,condition,config,replicate,status,");
+  auto a = run_cli("analyze --store " + store + " --out " + d / "out" + " --analysis floor --resamples 50", d.path(),
+                   as_reader);
+  EXPECT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_TRUE(fs::exists(d / "out/results.json"));
+  auto c = run_cli("check --store " + store + " --max-pooled-floor 1", d.path(), as_reader);
+  EXPECT_EQ(c.exit_code, 0) << c.err;
+  auto w = run_cli("import draws " + d / "d.csv" + " --store " + store, d.path(), as_reader);
+  EXPECT_EQ(w.exit_code, 2) << w.err;
+  EXPECT_NE(w.err.find("store " + store + ": the file is not writable, and this command writes to the store"),
+            std::string::npos)
+      << w.err;
+  EXPECT_EQ(testing::slurp(store), before);  // not a byte changed
+  EXPECT_FALSE(fs::exists(store + "-wal"));
+  fs::permissions(d / "ro", fs::perms::owner_write, fs::perm_options::add);  // so TempDir can remove it
 }
 
 TEST(ImportDrawsStreamCli, NearlyBinaryOutcomeWarnsUnlessDeclaredBinary) {

@@ -178,12 +178,164 @@ TEST_F(DrawsImportTest, NonFiniteValuesAreRefused) {
                   "outcome out instead of writing a row for it)")
         << v;
   }
-  // An underflow is a number (the nearest double), not an error and not a label.
-  const std::string p = write(".csv", std::string(kHeader) + "m,q,,n,d,0,o,1e-400\n");
+}
+
+// A non-zero number too small for a normal double would read as 0 (1e-400) or with lost
+// precision (1e-310, subnormal): refused as out of range, in CSV and JSONL alike. A zero
+// written another way, and the smallest normal double, are numbers.
+TEST_F(DrawsImportTest, UnderflowingValuesAreRefusedButZeroIsNot) {
+  const std::string problem =
+      "' is out of range: not zero, but below the smallest normal double (2.2e-308), so it would be read as 0 or "
+      "with lost precision (write 0 if it is zero)";
+  const std::string row = R"({"subject":"m","item":"q","condition":"n","config":"d","outcome":"o","replicate":0,)";
+  for (const std::string v : {"1e-400", "-1E-400", "0.0001e-310", "1e-310", "4.9e-324"}) {
+    const std::string p = write(".csv", std::string(kHeader) + "m,q,,n,d,0,o,1\nm,q,,n,d,1,o," + v + "\n");
+    Result<std::vector<LongDrawRow>> r = read_long_draws(p);
+    ASSERT_FALSE(r.ok()) << v;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(r.status().message(), p + ":3: value: '" + v + problem) << v;
+    // JSONL: a JSON number (its text as written, before the parser rounds it) and a string.
+    const std::string j = write(".jsonl", row + "\"value\":" + v + "}\n");
+    r = read_long_draws(j);
+    ASSERT_FALSE(r.ok()) << v;
+    EXPECT_EQ(r.status().message(), j + ":1: value: '" + v + problem) << v;
+    EXPECT_THAT(error_of(".jsonl", row + "\"value\":\"" + v + "\"}\n"), HasSubstr(":1: value: '" + v + problem));
+  }
+  // The export's one-draw-per-line form: the outcome's value.
+  EXPECT_THAT(
+      error_of(".jsonl", R"({"subject":"m","item":"q","replicate":0,"outcomes":[{"name":"o","value":1e-400}]})"),
+      HasSubstr(":1: value: '1e-400" + problem));
+  const std::string p = write(".csv", std::string(kHeader) + "m,q,,n,d,0,o,0e-400\nm,q,,n,d,1,o,-0.000E+5\n" +
+                                          "m,q,,n,d,2,o,2.2250738585072014e-308\n");
   auto r = read_long_draws(p);
   ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_EQ(r->size(), 3u);
   EXPECT_EQ((*r)[0].value, 0.0);
-  EXPECT_EQ((*r)[0].label, "");
+  EXPECT_EQ((*r)[1].value, 0.0);
+  EXPECT_EQ((*r)[2].value, 2.2250738585072014e-308);
+  const std::string j = write(".jsonl", row + "\"value\":0e-400}\n");
+  r = read_long_draws(j);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ((*r)[0].value, 0.0);
+}
+
+// Category labels are kept as written (numbers are trimmed): two spellings of one
+// outcome's label that differ only by surrounding whitespace would silently be two
+// categories, so they are refused naming both with their first lines; spellings that
+// differ only by letter case are imported as written with a warning.
+TEST_F(DrawsImportTest, LabelsDifferingOnlyByWhitespaceAreRefused) {
+  const std::string p = write(".csv", std::string(kHeader) + "m,q1,,n,d,0,ans,B\nm,q2,,n,d,0,ans,A\n" +
+                                          "m,q3,,n,d,0,other,B \nm,q4,,n,d,0,ans, B\n");
+  Result<std::vector<LongDrawRow>> r = read_long_draws(p);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.status().message(),
+            p + ":5: value: outcome 'ans' has labels that differ only by surrounding whitespace: 'B' (first on line 2) "
+                "and ' B' (first on line 5); they would be two categories: remove the spaces");
+  // Quoted CSV fields and a tab; JSONL strings.
+  EXPECT_THAT(error_of(".csv", std::string(kHeader) + "m,q1,,n,d,0,ans,\"B\t\"\nm,q2,,n,d,0,ans,B\n"),
+              HasSubstr(":3: value: outcome 'ans' has labels that differ only by surrounding whitespace: 'B\\t' "
+                        "(first on line 2) and 'B' (first on line 3)"));
+  const std::string row = R"({"subject":"m","item":"q","condition":"n","config":"d","outcome":"ans",)";
+  EXPECT_THAT(error_of(".jsonl", row + R"("replicate":0,"value":"yes"})" + "\n" + row +
+                                     R"("replicate":1,"value":"yes "})" + "\n"),
+              HasSubstr(":2: value: outcome 'ans' has labels that differ only by surrounding whitespace: 'yes' "
+                        "(first on line 1) and 'yes ' (first on line 2)"));
+  // The label column of numeric rows (export writes value 1, label B) has the same check.
+  EXPECT_THAT(error_of(".csv", "subject,item,condition,config,replicate,outcome,value,label\n"
+                               "m,q1,n,d,0,choice,1,B\nm,q2,n,d,0,choice,1,B \n"),
+              HasSubstr(":3: label: outcome 'choice' has labels that differ only by surrounding whitespace: 'B' "
+                        "(first on line 2) and 'B ' (first on line 3)"));
+  // One spelling throughout, whitespace included, is kept as written.
+  const std::string one = write(".csv", std::string(kHeader) + "m,q1,,n,d,0,ans, B\nm,q2,,n,d,0,ans, B\n");
+  r = read_long_draws(one);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ((*r)[1].label, " B");
+  EXPECT_EQ((*r)[1].value, 0.0);
+}
+
+// Outcome names too: "correct" and "correct " would be two outcomes.
+TEST_F(DrawsImportTest, OutcomeNamesDifferingOnlyByWhitespaceAreRefused) {
+  const std::string p = write(".csv", std::string(kHeader) + "m,q1,,n,d,0,correct,1\nm,q1,,n,d,0,other,1\n" +
+                                          "m,q2,,n,d,0,\"correct \",0\n");
+  Result<std::vector<LongDrawRow>> r = read_long_draws(p);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            p + ":4: outcome: outcome names that differ only by surrounding whitespace: 'correct' (first on line 2) "
+                "and 'correct ' (first on line 4); they would be two outcomes: remove the spaces");
+}
+
+TEST_F(DrawsImportTest, LabelsDifferingOnlyByCaseWarn) {
+  const std::string p = write(".csv", std::string(kHeader) + "m,q1,,n,d,0,ans,yes\nm,q2,,n,d,0,ans,no\n" +
+                                          "m,q3,,n,d,0,ans,Yes\nm,q4,,n,d,0,ans,YES\nm,q5,,n,d,0,ans,yes\n");
+  std::vector<std::string> warnings;
+  Result<std::vector<LongDrawRow>> r = read_long_draws(p, {}, &warnings);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_EQ(r->size(), 5u);
+  EXPECT_EQ((*r)[2].value, 2.0);  // imported as written: a category of its own
+  EXPECT_EQ((*r)[4].value, 0.0);
+  ASSERT_EQ(warnings.size(), 2u) << ::testing::PrintToString(warnings);
+  EXPECT_EQ(warnings[0], p + ": value: outcome 'ans' has labels that differ only by letter case: 'yes' (first on line "
+                             "2) and 'Yes' (first on line 4); they are imported as two categories (fix the spelling "
+                             "if they are one)");
+  EXPECT_THAT(warnings[1], HasSubstr("'yes' (first on line 2) and 'YES' (first on line 5)"));
+}
+
+// The twin checks keep at most 100 spellings per outcome; past that a warning says the
+// rest are not checked (and a twin past the cap is not found).
+TEST_F(DrawsImportTest, LabelSpellingChecksAreCapped) {
+  std::string csv = kHeader;
+  for (int i = 0; i < 100; ++i) csv += "m,q" + std::to_string(i) + ",,n,d,0,ans,L" + std::to_string(i) + "\n";
+  csv += "m,x1,,n,d,0,ans,X\nm,x2,,n,d,0,ans,X \n";  // lines 102, 103
+  std::vector<std::string> warnings;
+  const std::string p = write(".csv", csv);
+  Result<std::vector<LongDrawRow>> r = read_long_draws(p, {}, &warnings);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_EQ(warnings.size(), 1u) << ::testing::PrintToString(warnings);
+  EXPECT_EQ(warnings[0], p + ":102: value: outcome 'ans' has more than 100 distinct labels; those past the 100th are "
+                             "not checked for spellings that differ only by whitespace or letter case");
+  // Below the cap the same twin is refused.
+  csv = kHeader;
+  for (int i = 0; i < 98; ++i) csv += "m,q" + std::to_string(i) + ",,n,d,0,ans,L" + std::to_string(i) + "\n";
+  csv += "m,x1,,n,d,0,ans,X\nm,x2,,n,d,0,ans,X \n";
+  EXPECT_THAT(error_of(".csv", csv),
+              HasSubstr(":101: value: outcome 'ans' has labels that differ only by surrounding"));
+}
+
+TEST_F(DrawsImportTest, AFileWithoutRowsIsRefused) {
+  const std::string h = write(".csv", kHeader);
+  Result<std::vector<LongDrawRow>> r = read_long_draws(h);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.status().message(), h + ": no rows (the header is the only record): nothing to import");
+  EXPECT_THAT(error_of(".csv", std::string(kHeader) + "\n\n"), HasSubstr(": no rows (the header is the only record)"));
+  const std::string j = write(".jsonl", "\n  \n");
+  r = read_long_draws(j);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), j + ": no rows (no JSON object in the file): nothing to import");
+  // An exported draw without outcomes has no row either.
+  EXPECT_THAT(error_of(".jsonl", R"({"subject":"m","item":"q","replicate":0,"outcomes":[]})"), HasSubstr(": no rows"));
+}
+
+// nlohmann's DOM keeps the last of two equal keys; the reader refuses them, at any depth.
+TEST_F(DrawsImportTest, JsonlRepeatedKeysAreRefused) {
+  const std::string row = R"({"subject":"m","item":"q","condition":"n","config":"d","outcome":"o","replicate":0,)";
+  const std::string p = write(".jsonl", row + R"("value":1})" + "\n" + row + R"("value":1,"value":0})" + "\n");
+  Result<std::vector<LongDrawRow>> r = read_long_draws(p);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.status().message(),
+            p + ":2: value: the key appears twice in one object (a JSON reader keeps only one of them)");
+  EXPECT_THAT(error_of(".jsonl", R"({"subject":"m","item":"q","replicate":0,"outcomes":[{"name":"o","value":1,)"
+                                 R"("label":"A","label":"B"}]})"),
+              HasSubstr(":1: label: the key appears twice in one object"));
+  // The same key in two sibling objects is not a repeat.
+  const std::string ok = write(".jsonl", R"({"subject":"m","item":"q","replicate":0,"outcomes":)"
+                                         R"([{"name":"o","value":1},{"name":"p","value":0}]})"
+                                         "\n");
+  r = read_long_draws(ok);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->size(), 2u);
 }
 
 TEST_F(DrawsImportTest, AnOutcomeMixingNumbersAndLabelsIsRefusedNamingBothLines) {

@@ -146,6 +146,21 @@ TEST(LongVotes, JsonlAndErrors) {
   EXPECT_NE(nocol.status().message().find("nocol.csv:2: subject_provider: missing column"), std::string::npos)
       << nocol.status().message();
   EXPECT_FALSE(read_votes(d / "v.txt").ok());
+
+  // Issue 15: a key given twice in one JSONL object was silently the last one.
+  write(d / "twice.jsonl",
+        "{\"subject\": \"s\", \"subject_provider\": \"p\", \"item\": 3, \"cluster\": \"c\", \"judge\": \"j\", "
+        "\"judge_provider\": \"p\", \"label\": 1, \"label\": 0}\n");
+  auto twice = read_votes(d / "twice.jsonl");
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.status().message().find("twice.jsonl:1: label: the key appears twice in one object"),
+            std::string::npos)
+      << twice.status().message();
+  write(d / "l.jsonl", "{\"rater\": \"r\", \"subject\": \"s\", \"item\": \"i\", \"item\": \"k\", \"label\": 1}\n");
+  auto labels = read_labels(d / "l.jsonl");
+  ASSERT_FALSE(labels.ok());
+  EXPECT_NE(labels.status().message().find("l.jsonl:1: item: the key appears twice"), std::string::npos)
+      << labels.status().message();
 }
 
 TEST(LongLabels, ReadsAndRejectsEmptyLabel) {
