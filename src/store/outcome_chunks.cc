@@ -81,7 +81,9 @@ void OutcomeChunk::append_draw(int64_t id, const Outcome* outcomes, size_t n) {
   for (size_t k = 0; k < n; ++k) {
     names.push_back(code(outcomes[k].name));
     labels.push_back(code(outcomes[k].label));
-    values.push_back(outcomes[k].value);
+    // -0.0 as 0.0: an `outcomes` row reads -0.0 back as 0.0 (SQLite stores an integral REAL
+    // as an integer), and a chunked value must read back as the row would.
+    values.push_back(outcomes[k].value == 0.0 ? 0.0 : outcomes[k].value);
   }
   begin.push_back(static_cast<uint32_t>(values.size()));
 }

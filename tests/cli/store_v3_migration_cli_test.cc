@@ -91,7 +91,7 @@ TEST(StoreV3MigrationCli, MigratedStoreExportsAndAnalyzesAsBefore) {
     EXPECT_EQ(a, b) << f;
     EXPECT_LT(a.find("zz_correct"), a.find("aa_refused")) << f;  // written order, not name order
   }
-  EXPECT_EQ(one(old, "SELECT value FROM meta WHERE key = 'schema_version'"), "3");  // migrated by the export
+  EXPECT_EQ(one(old, "SELECT value FROM meta WHERE key = 'schema_version'"), "4");  // migrated by the export (v2 -> v3 -> v4)
 
   const std::string analyze = " --analysis floor --analysis majority_floor --resamples 200";
   r = run_cli("analyze --store " + old + " --out " + d / "out_old" + analyze, d.path());
