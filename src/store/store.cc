@@ -898,7 +898,7 @@ struct Store::BulkImport::Impl {
   DrawKey last_key;
   int64_t last_id = -1;
   // Outcomes of the draw last_id while it is new in this import: checked for duplicate names
-  // in memory and written with one multi-row INSERT when the draw changes (issue 14).
+  // in memory and appended to `chunk` (below) when the draw changes (schema v4, issue 14).
   bool buffering = false;
   std::vector<Outcome> pending;
   size_t pending_size = 0;
