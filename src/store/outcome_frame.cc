@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "store/outcome_chunks.h"
 #include "store/sqlite_store.h"
 #include "store/store_internal.h"
 #include "util/strings.h"
@@ -21,6 +22,7 @@ namespace nf {
 namespace {
 
 using store_internal::Encoder;
+using store_internal::kChunkColumns;
 
 std::string_view column_text(sqlite3_stmt* s, int i) {
   const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(s, i));
@@ -97,37 +99,104 @@ Status SqliteStore::scan_outcome_codes(bool include_cached, OutcomeDictionaries*
       d.ok = true;
     }
   }
+  // The outcomes: `outcomes` rows in storage order (draw_id, name), merged by draw id with
+  // the chunked outcomes of imported draws (schema v4, store/outcome_chunks.h), each chunked
+  // draw's values in name order: the same sequence as if every outcome were a row.
   sqlite3_stmt* st = nullptr;
   if (prepare("SELECT draw_id, name, value, label FROM outcomes", &st) != SQLITE_OK) return fail("outcomes");
   StmtPtr guard(st, sqlite3_finalize);
   OutcomeCodes c;
   int64_t last_draw = std::numeric_limits<int64_t>::min();
   bool last_ok = false;
-  for (;;) {
-    const int rc = sqlite3_step(st);
-    if (rc == SQLITE_DONE) break;
-    if (rc != SQLITE_ROW) return fail("outcomes");
-    const int64_t id = sqlite3_column_int64(st, 0);
-    if (id != last_draw) {
-      last_draw = id;
-      last_ok = id >= min_id && id <= max_id && draws[static_cast<size_t>(id - min_id)].ok;
-      if (last_ok) {
-        const DrawCodes& d = draws[static_cast<size_t>(id - min_id)];
-        c.subject = d.subject;
-        c.config = d.config;
-        c.condition = d.condition;
-        c.item = d.item;
-        c.cluster = d.cluster;
-        c.cluster_given = d.cluster_given;
-        c.replicate = d.replicate;
+  auto select_draw = [&](int64_t id) {
+    if (id == last_draw) return;
+    last_draw = id;
+    last_ok = id >= min_id && id <= max_id && draws[static_cast<size_t>(id - min_id)].ok;
+    if (last_ok) {
+      const DrawCodes& d = draws[static_cast<size_t>(id - min_id)];
+      c.subject = d.subject;
+      c.config = d.config;
+      c.condition = d.condition;
+      c.item = d.item;
+      c.cluster = d.cluster;
+      c.cluster_given = d.cluster_given;
+      c.replicate = d.replicate;
+    }
+  };
+  bool row_pending = false, rows_done = false;
+  // Emits the outcome rows whose draw id is below `limit`.
+  auto emit_rows_below = [&](int64_t limit) -> Status {
+    for (;;) {
+      if (!row_pending) {
+        if (rows_done) return Status::Ok();
+        const int rc = sqlite3_step(st);
+        if (rc == SQLITE_DONE) {
+          rows_done = true;
+          return Status::Ok();
+        }
+        if (rc != SQLITE_ROW) return fail("outcomes");
+        row_pending = true;
+      }
+      const int64_t id = sqlite3_column_int64(st, 0);
+      if (id >= limit) return Status::Ok();
+      row_pending = false;
+      select_draw(id);
+      if (!last_ok) continue;
+      c.outcome = outcomes.code(column_text(st, 1));
+      c.value = sqlite3_column_double(st, 2);
+      c.label = labels.code(column_text(st, 3));
+      fn(c);
+    }
+  };
+  {
+    sqlite3_stmt* cs = nullptr;
+    const std::string sql = fmt::format("SELECT {} FROM outcome_chunks ORDER BY first_draw_id", kChunkColumns);
+    if (prepare(sql.c_str(), &cs) != SQLITE_OK) return fail("outcome chunks");
+    StmtPtr cguard(cs, sqlite3_finalize);
+    store_internal::OutcomeChunk chunk;
+    std::vector<uint32_t> name_code, label_code, rank, order;
+    for (;;) {
+      const int rc = sqlite3_step(cs);
+      if (rc == SQLITE_DONE) break;
+      if (rc != SQLITE_ROW) return fail("outcome chunks");
+      NF_RETURN_IF_ERROR(store_internal::decode_chunk(cs, 0, path_, &chunk));
+      // The chunk's dictionary as global codes, and each string's rank in byte order (to
+      // emit a draw's values in name order, as the outcomes table's key orders them).
+      const size_t ns = chunk.strings.size();
+      name_code.assign(ns, UINT32_MAX);
+      label_code.assign(ns, UINT32_MAX);
+      order.resize(ns);
+      std::iota(order.begin(), order.end(), 0u);
+      std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return chunk.strings[a] < chunk.strings[b]; });
+      rank.resize(ns);
+      for (uint32_t r = 0; r < ns; ++r) rank[order[r]] = r;
+      std::vector<uint32_t> idx;
+      for (size_t i = 0; i < chunk.draw_ids.size(); ++i) {
+        const int64_t id = chunk.draw_ids[i];
+        NF_RETURN_IF_ERROR(emit_rows_below(id));
+        select_draw(id);
+        if (!last_ok) continue;
+        const uint32_t b = chunk.begin[i], e = chunk.begin[i + 1];
+        idx.resize(e - b);
+        std::iota(idx.begin(), idx.end(), b);
+        bool sorted = true;
+        for (uint32_t v = b + 1; v < e && sorted; ++v) sorted = rank[chunk.names[v - 1]] < rank[chunk.names[v]];
+        if (!sorted)
+          std::sort(idx.begin(), idx.end(), [&](uint32_t x, uint32_t y) { return rank[chunk.names[x]] < rank[chunk.names[y]]; });
+        for (uint32_t v : idx) {
+          uint32_t& oc = name_code[chunk.names[v]];
+          if (oc == UINT32_MAX) oc = outcomes.code(chunk.strings[chunk.names[v]]);
+          uint32_t& lc = label_code[chunk.labels[v]];
+          if (lc == UINT32_MAX) lc = labels.code(chunk.strings[chunk.labels[v]]);
+          c.outcome = oc;
+          c.value = chunk.values[v];
+          c.label = lc;
+          fn(c);
+        }
       }
     }
-    if (!last_ok) continue;
-    c.outcome = outcomes.code(column_text(st, 1));
-    c.value = sqlite3_column_double(st, 2);
-    c.label = labels.code(column_text(st, 3));
-    fn(c);
   }
+  NF_RETURN_IF_ERROR(emit_rows_below(std::numeric_limits<int64_t>::max()));
   return Status::Ok();
 }
 

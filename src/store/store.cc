@@ -5,6 +5,7 @@
 
 #include "store/export_format.h"
 #include "store/group_commit.h"
+#include "store/outcome_chunks.h"
 #include "store/store_internal.h"
 
 #include <sqlite3.h>
@@ -345,7 +346,28 @@ Status migrate_v2_to_v3(sqlite3* db, const std::string& path) {
   return exec(db, kSchemaV3Delta, "rebuild outcomes WITHOUT ROWID", path);
 }
 
-constexpr std::array<Migration, 2> kMigrations{{{1, &migrate_v1_to_v2}, {2, &migrate_v2_to_v3}}};
+// Schema v4 (issue 14): the columnar form of imported outcomes (store/outcome_chunks.h,
+// docs/store.md "outcome_chunks"). Only `import draws` writes it; existing outcomes stay
+// rows, so the migration only adds the (empty) table.
+constexpr const char* kSchemaV4Delta = R"sql(
+CREATE TABLE outcome_chunks(
+  first_draw_id INTEGER PRIMARY KEY,
+  last_draw_id  INTEGER NOT NULL,
+  n             INTEGER NOT NULL,
+  draws         BLOB NOT NULL,
+  strings       BLOB NOT NULL,
+  names         BLOB NOT NULL,
+  labels        BLOB NOT NULL,
+  vals          BLOB NOT NULL
+);
+)sql";
+
+Status migrate_v3_to_v4(sqlite3* db, const std::string& path) {
+  return exec(db, kSchemaV4Delta, "create outcome_chunks", path);
+}
+
+constexpr std::array<Migration, 3> kMigrations{
+    {{1, &migrate_v1_to_v2}, {2, &migrate_v2_to_v3}, {3, &migrate_v3_to_v4}}};
 
 // The schema version stored in `meta`, or nullopt for an empty database (no tables).
 // DataLoss if the database has tables but is not a noisefloor store, or if its version
@@ -884,6 +906,20 @@ Status SqliteStore::replace_draw(const Draw& draw) {
   del_judgments.bind(1, draw.key.subject).bind(2, draw.key.item).bind(3, draw.key.condition)
       .bind(4, draw.key.config).bind(5, static_cast<int64_t>(draw.key.replicate));
   NF_RETURN_IF_ERROR(del_judgments.run());
+  {
+    // ON DELETE CASCADE removes row-form outcomes; chunked ones (schema v4) are removed here.
+    NF_ASSIGN_OR_RETURN(Stmt find, Stmt::prepare(db_,
+        "SELECT id FROM draws WHERE subject = ?1 AND item = ?2 AND condition = ?3 AND config = ?4 AND replicate = ?5",
+        "replace_draw: find", path_));
+    find.bind(1, draw.key.subject).bind(2, draw.key.item).bind(3, draw.key.condition).bind(4, draw.key.config)
+        .bind(5, static_cast<int64_t>(draw.key.replicate));
+    NF_ASSIGN_OR_RETURN(bool found, find.step());
+    if (found) {
+      const int64_t id = find.int64(0);
+      find.reset();
+      NF_RETURN_IF_ERROR(store_internal::detach_chunked_outcomes(db_, path_, id).status());
+    }
+  }
   NF_ASSIGN_OR_RETURN(Stmt del, Stmt::prepare(db_,
       "DELETE FROM draws WHERE subject = ?1 AND item = ?2 AND condition = ?3 AND config = ?4 AND replicate = ?5",
       "replace_draw", path_));
@@ -959,13 +995,14 @@ struct Store::BulkImport::Impl {
   DrawKey last_key;
   int64_t last_id = -1;
   // Outcomes of the draw last_id while it is new in this import: checked for duplicate names
-  // in memory and written with one multi-row INSERT when the draw changes (issue 14).
+  // in memory and appended to `chunk` (below) when the draw changes (schema v4, issue 14).
   bool buffering = false;
   std::vector<Outcome> pending;
   size_t pending_size = 0;
-  // [k]: INSERT of k outcome rows (raw statements: the buffered strings outlive each run,
-  // so they are bound without SQLite copying them).
-  std::vector<std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)>> batch_insert;
+  // The chunk being filled with the new draws' outcomes (schema v4, store/outcome_chunks.h):
+  // written as one outcome_chunks row once it holds kChunkValues values (at a draw boundary)
+  // and at commit. With `pending`, all the import holds in memory besides the item map.
+  store_internal::OutcomeChunk chunk;
   // The constant columns of an imported draw (as DrawWriter::write binds them for a Draw
   // with status ok and extra {"imported": true}).
   std::string request_json, extra_json;
@@ -999,46 +1036,40 @@ struct Store::BulkImport::Impl {
     return sqlite3_changes(db) == 1;
   }
 
-  static constexpr size_t kMaxBatch = 32;
-
+  // Moves the buffered outcomes of the new draw last_id into the chunk, writing the chunk
+  // when it is full (schema v4: imported draws' outcomes are chunked, not rows).
   Status flush() {
-    size_t done = 0;
-    while (done < pending_size) {
-      const size_t k = std::min(kMaxBatch, pending_size - done);
-      while (batch_insert.size() <= k) batch_insert.emplace_back(nullptr, sqlite3_finalize);
-      if (!batch_insert[k]) {
-        std::string sql = "INSERT INTO outcomes(draw_id, name, ord, value, label) VALUES";
-        for (size_t j = 0; j < k; ++j) sql += j == 0 ? "(?,?,?,?,?)" : ",(?,?,?,?,?)";
-        sqlite3_stmt* st = nullptr;
-        const int rc = sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr);
-        if (rc != SQLITE_OK) {
-          sqlite3_finalize(st);
-          return sqlite_status(db, rc, "import: outcomes", path);
-        }
-        batch_insert[k].reset(st);
-      }
-      sqlite3_stmt* st = batch_insert[k].get();
-      int rc = SQLITE_OK;
-      for (size_t j = 0; j < k && rc == SQLITE_OK; ++j) {
-        const Outcome& o = pending[done + j];
-        const int b = static_cast<int>(5 * j);
-        rc = sqlite3_bind_int64(st, b + 1, last_id);
-        if (rc == SQLITE_OK)
-          rc = sqlite3_bind_text(st, b + 2, o.name.data(), static_cast<int>(o.name.size()), SQLITE_STATIC);
-        if (rc == SQLITE_OK) rc = sqlite3_bind_int64(st, b + 3, static_cast<sqlite3_int64>(done + j));
-        if (rc == SQLITE_OK) rc = sqlite3_bind_double(st, b + 4, o.value);
-        if (rc == SQLITE_OK)
-          rc = sqlite3_bind_text(st, b + 5, o.label.data(), static_cast<int>(o.label.size()), SQLITE_STATIC);
-      }
-      if (rc == SQLITE_OK) {
-        rc = sqlite3_step(st);
-        if (rc == SQLITE_DONE) rc = SQLITE_OK;
-      }
-      sqlite3_reset(st);
-      if (rc != SQLITE_OK) return sqlite_status(db, rc, "import: outcomes", path);
-      done += k;
-    }
+    if (pending_size == 0) return Status::Ok();
+    chunk.append_draw(last_id, pending.data(), pending_size);
     pending_size = 0;
+    if (chunk.size() >= store_internal::kChunkValues) return write_chunk();
+    return Status::Ok();
+  }
+
+  Status write_chunk() {
+    if (!chunk.empty()) NF_RETURN_IF_ERROR(store_internal::write_chunk(db, path, chunk));
+    chunk.clear();
+    return Status::Ok();
+  }
+
+  // A draw of this import met again on a later, non-adjacent row: its outcomes so far move
+  // from its chunk (in memory or written) to `outcomes` rows (ord 0, 1, ...), where the
+  // primary key finds a repeated name as for any row-form draw.
+  Status detach(int64_t id) {
+    std::optional<std::vector<Outcome>> outs;
+    if (const std::optional<size_t> i = chunk.empty() ? std::nullopt : chunk.find(id)) {
+      outs = chunk.outcomes_of(*i);
+      chunk.remove_draw(*i);
+    } else {
+      NF_ASSIGN_OR_RETURN(outs, store_internal::detach_chunked_outcomes(db, path, id));
+    }
+    if (!outs) return Status::Ok();
+    for (size_t k = 0; k < outs->size(); ++k) {
+      const Outcome& o = (*outs)[k];
+      writer.outcome.reset();
+      writer.outcome.bind(1, id).bind(2, o.name).bind(3, static_cast<int64_t>(k)).bind(4, o.value).bind(5, o.label);
+      NF_RETURN_IF_ERROR(writer.outcome.run());
+    }
     return Status::Ok();
   }
 };
@@ -1121,8 +1152,9 @@ Status Store::BulkImport::add_outcome(const DrawKey& key, const std::string& clu
       m.buffering = true;
       ++draws_;
     } else if (id > m.base_id) {
-      m.last_id = id;  // a draw of this import, seen on an earlier row: its outcomes are in the store
+      m.last_id = id;  // a draw of this import, seen on an earlier row: its outcomes become rows
       m.buffering = false;
+      NF_RETURN_IF_ERROR(m.detach(id));
     } else {
       if (status == draw_status_name(DrawStatus::kApiError)) {
         // What ON DELETE CASCADE / SET NULL do when writer.write deletes the draw (foreign
@@ -1177,6 +1209,7 @@ Status Store::BulkImport::put_item(const std::string& id, const std::string& clu
 
 Status Store::BulkImport::commit() {
   NF_RETURN_IF_ERROR(impl_->flush());
+  NF_RETURN_IF_ERROR(impl_->write_chunk());
   return impl_->txn.commit();
 }
 
@@ -1285,6 +1318,10 @@ Result<Draw> SqliteStore::get_draw(const DrawKey& key) {
     NF_ASSIGN_OR_RETURN(bool more, o.step());
     if (!more) break;
     d.outcomes.push_back({o.text(0), o.dbl(1), o.text(2)});
+  }
+  if (d.outcomes.empty()) {  // an imported draw's outcomes may be chunked (schema v4)
+    store_internal::ChunkLookup chunks(db_, path_);
+    NF_RETURN_IF_ERROR(chunks.outcomes(id, &d.outcomes).status());
   }
   return d;
 }
@@ -1485,6 +1522,8 @@ Status SqliteStore::export_jsonl(std::ostream& out) {
   NF_ASSIGN_OR_RETURN(Stmt o, Stmt::prepare(db_,
       "SELECT name, value, label FROM outcomes WHERE draw_id = ?1 ORDER BY ord",
       "export_jsonl: outcomes", path_));
+  store_internal::ChunkLookup chunks(db_, path_);
+  std::vector<Outcome> chunked;
   for (;;) {
     NF_ASSIGN_OR_RETURN(bool row, q.step());
     if (!row) break;
@@ -1521,6 +1560,11 @@ Status SqliteStore::export_jsonl(std::ostream& out) {
       if (!more) break;
       outs.push_back({{"name", o.text(0)}, {"value", o.dbl(1)}, {"label", o.text(2)}});
     }
+    if (outs.empty()) {  // chunked outcomes (schema v4)
+      chunked.clear();
+      NF_RETURN_IF_ERROR(chunks.outcomes(q.int64(0), &chunked).status());
+      for (const Outcome& c : chunked) outs.push_back({{"name", c.name}, {"value", c.value}, {"label", c.label}});
+    }
     j["outcomes"] = std::move(outs);
     out << dump_json(j) << '\n';
   }
@@ -1548,18 +1592,35 @@ Status SqliteStore::export_csv(std::ostream& out) {
         if (std::find(axes.begin(), axes.end(), axis) == axes.end()) axes.push_back(axis);
     }
   }
+  // Draws in key order, each draw's outcomes in written order: its `outcomes` rows, or its
+  // values in a chunk (schema v4). Same rows as the v3 join of draws and outcomes.
   NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
-      "SELECT d.subject, d.item, d.cluster, d.condition, d.config, d.replicate, d.status, "
-      "o.name, o.value, o.label FROM draws d JOIN outcomes o ON o.draw_id = d.id "
-      "ORDER BY d.subject, d.item, d.condition, d.config, d.replicate, o.ord", "export_csv", path_));
+      "SELECT d.subject, d.item, d.cluster, d.condition, d.config, d.replicate, d.status, d.id "
+      "FROM draws d ORDER BY d.subject, d.item, d.condition, d.config, d.replicate", "export_csv", path_));
+  NF_ASSIGN_OR_RETURN(Stmt o, Stmt::prepare(db_,
+      "SELECT name, value, label FROM outcomes WHERE draw_id = ?1 ORDER BY ord", "export_csv: outcomes", path_));
+  store_internal::ChunkLookup chunks(db_, path_);
+  std::vector<Outcome> outs;
   out << "subject,item,cluster,condition,config,replicate,status,outcome,value,label";
   for (const auto& a : axes) out << ',' << csv_field(a);
   out << '\n';
   for (;;) {
     NF_ASSIGN_OR_RETURN(bool row, q.step());
     if (!row) break;
-    write_csv_row(out, [&](int c) { return q.text(c); }, [&](int c) { return q.int64(c); },
-                  [&](int c) { return q.dbl(c); }, axes);
+    outs.clear();
+    o.reset();
+    o.bind(1, q.int64(7));
+    for (;;) {
+      NF_ASSIGN_OR_RETURN(bool more, o.step());
+      if (!more) break;
+      outs.push_back({o.text(0), o.dbl(1), o.text(2)});
+    }
+    if (outs.empty()) NF_RETURN_IF_ERROR(chunks.outcomes(q.int64(7), &outs).status());
+    for (const Outcome& oc : outs) {
+      // Columns 0-6 are the draw's, 7-9 the outcome's (name, value, label), as write_csv_row reads them.
+      write_csv_row(out, [&](int c) { return c == 7 ? oc.name : c == 9 ? oc.label : q.text(c); },
+                    [&](int c) { return q.int64(c); }, [&](int c) { return c == 8 ? oc.value : q.dbl(c); }, axes);
+    }
   }
   out.flush();
   if (!out) return DataLoss("export_csv: write failed");

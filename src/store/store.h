@@ -31,7 +31,7 @@ namespace nf {
 
 /// The schema version this build writes. Opening a newer store is FailedPrecondition;
 /// an older one is migrated in place.
-inline constexpr int kStoreSchemaVersion = 3;
+inline constexpr int kStoreSchemaVersion = 4;
 
 /// One ok draw's outcome, flattened for analyses.
 struct OutcomeRow {

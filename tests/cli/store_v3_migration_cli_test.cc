@@ -12,6 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "common/test_data.h"
+#include "data/draws_import.h"
+#include "runner/import.h"
+#include "store/store.h"
 
 namespace nf {
 namespace {
@@ -30,6 +33,7 @@ INSERT INTO outcomes_v2(draw_id, name, value, label) SELECT draw_id, name, value
   ORDER BY draw_id, ord;
 DROP TABLE outcomes;
 ALTER TABLE outcomes_v2 RENAME TO outcomes;
+DROP TABLE outcome_chunks;
 UPDATE meta SET value = '2' WHERE key = 'schema_version';
 )sql";
 
@@ -71,9 +75,17 @@ TEST(StoreV3MigrationCli, MigratedStoreExportsAndAnalyzesAsBefore) {
     }
   testing::write_text(d / "d.csv", csv);
   const std::string native = d / "native.sqlite", old = d / "old.sqlite";
-  CmdResult r = run_cli("import draws " + d / "d.csv" + " --store " + native, d.path());
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  {
+    // As outcome rows (the in-memory import, put_draws): `import draws` writes chunks
+    // since schema v4, which a v2 store cannot hold.
+    auto rows = read_long_draws(d / "d.csv");
+    ASSERT_TRUE(rows.ok()) << rows.status().to_string();
+    auto s = Store::open(native);
+    ASSERT_TRUE(s.ok());
+    ASSERT_TRUE(import_long_draws(*rows, **s, "d").ok());
+  }
   std::filesystem::copy_file(native, old);
+  CmdResult r;
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(old.c_str(), &db), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(db, kToV2, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
@@ -91,7 +103,7 @@ TEST(StoreV3MigrationCli, MigratedStoreExportsAndAnalyzesAsBefore) {
     EXPECT_EQ(a, b) << f;
     EXPECT_LT(a.find("zz_correct"), a.find("aa_refused")) << f;  // written order, not name order
   }
-  EXPECT_EQ(one(old, "SELECT value FROM meta WHERE key = 'schema_version'"), "3");  // migrated by the export
+  EXPECT_EQ(one(old, "SELECT value FROM meta WHERE key = 'schema_version'"), "4");  // migrated by the export (v2 -> v3 -> v4)
 
   const std::string analyze = " --analysis floor --analysis majority_floor --resamples 200";
   r = run_cli("analyze --store " + old + " --out " + d / "out_old" + analyze, d.path());
