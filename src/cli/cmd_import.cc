@@ -272,7 +272,7 @@ int cmd_import(int argc, char** argv) {
                  "inspect: sample metadata field, lm-eval: doc field naming the item's cluster (default: the item)");
   app.add_option("--subject", subject, "lm-eval: the model (default: the file's folder name, \"__\" read as \"/\")");
   app.add_option("--task", task, "lm-eval: the task (default: from samples_<task>_<timestamp>.jsonl)");
-  app.add_option("--store", store_path, "the store to write: a SQLite file (created if missing) or a postgresql://... URL (not for `import draws`; docs/store.md)")->required();
+  app.add_option("--store", store_path, "the store to write: a SQLite file (created if missing) or a postgresql://... URL (docs/store.md)")->required();
   app.add_option("--study-name", study_name, "study name recorded in a new store (default: imported)");
   app.add_option("--provider", provider_overrides,
                  "missing-info, probe-sheet: MODEL=PROVIDER provider of a subject model");
@@ -297,7 +297,7 @@ int cmd_import(int argc, char** argv) {
   if (format == "draws") {
     // Streams the file into the store (bounded memory, issue 14). A store this command
     // created is removed again if the import fails, as when the file was read first.
-    const bool existed = std::filesystem::exists(store_path);
+    const bool existed = Store::is_postgresql_url(store_path) || std::filesystem::exists(store_path);
     auto store = Store::open(store_path);
     if (!store.ok()) return fail("import", store.status());
     auto sum = import_long_draws_file(file, **store, study_name, LongDrawChecks{binary});
