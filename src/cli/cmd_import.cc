@@ -345,7 +345,7 @@ int cmd_import(int argc, char** argv) {
                  "inspect: sample metadata field, lm-eval: doc field naming the item's cluster (default: the item)");
   app.add_option("--subject", subject, "lm-eval: the model (default: the file's folder name, \"__\" read as \"/\")");
   app.add_option("--task", task, "lm-eval: the task (default: from samples_<task>_<timestamp>.jsonl)");
-  app.add_option("--store", store_path, "the store to write: a SQLite file (created if missing) or a postgresql://... URL (not for `import draws`; docs/store.md)")->required();
+  app.add_option("--store", store_path, "the store to write: a SQLite file (created if missing) or a postgresql://... URL (docs/store.md)")->required();
   app.add_option("--study-name", study_name, "study name recorded in a new store (default: imported)");
   app.add_option("--provider", provider_overrides,
                  "missing-info, probe-sheet: MODEL=PROVIDER provider of a subject model");

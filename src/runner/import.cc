@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "runner/import_staged.h"
+
 namespace nf {
 
 namespace {
@@ -205,6 +207,7 @@ class ParsedRows {
 
 Result<ImportSummary> import_long_draws_file(const std::string& path, Store& store, const std::string& study_name,
                                              const LongDrawChecks& checks) {
+  if (Store::is_postgresql_url(store.path())) return import_long_draws_staged(path, store, study_name, checks);
   ImportSummary sum;
   if (!store.get_study().ok())
     NF_RETURN_IF_ERROR(

@@ -688,7 +688,8 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
       q_space.notify_all();
       group.clear();
       for (auto& f : batch) group.emplace_back(&f.draw, &f.cache);
-      const Status txn = store.put_draw_group(group, &statuses);
+      const Status txn =
+          options.commit_group ? options.commit_group(group, &statuses) : store.put_draw_group(group, &statuses);
       std::lock_guard<std::mutex> lock(mu);
       for (size_t i = 0; i < batch.size(); ++i) {
         const Status& st = txn.ok() ? statuses[i] : txn;

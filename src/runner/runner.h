@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -126,6 +127,12 @@ struct RunOptions {
   // Stores one finished draw with its new cache entries; default Store::put_draw_grouped
   // (replace_draw under `refresh`). AlreadyExists is not an error of the run.
   std::function<Status(const Draw&, const std::vector<Store::CacheEntry>&)> commit;
+  // Stores a group of finished draws for the committing thread (one transaction; statuses
+  // as Store::put_draw_group; `worker`: Store::put_claimed_draw_group). Default (empty):
+  // Store::put_draw_group. Not used when `commit` is set or under `refresh`.
+  std::function<Status(const std::vector<std::pair<const Draw*, const std::vector<Store::CacheEntry>*>>&,
+                       std::vector<Status>*)>
+      commit_group;
 };
 
 struct RunSummary {

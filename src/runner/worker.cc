@@ -92,9 +92,11 @@ Result<WorkerSummary> run_worker(const Study& study, Store& store, const WorkerO
   ro.threads = threads;
   ro.stop = options.stop;
   ro.record_study = true;
-  ro.commit = [&store](const Draw& d, const std::vector<Store::CacheEntry>& cache) {
-    return store.put_claimed_draw(d, cache);
-  };
+  // The run's committing thread writes whatever draws finished since its last commit in
+  // one transaction, marking their planned rows done (group commit; a draw is counted
+  // only once committed, a SIGKILL loses only uncommitted draws, whose leases expire).
+  ro.commit_group = [&store](const std::vector<std::pair<const Draw*, const std::vector<Store::CacheEntry>*>>& group,
+                             std::vector<Status>* statuses) { return store.put_claimed_draw_group(group, statuses); };
   bool plan_done = false;
   ro.next_keys = [&]() -> Result<std::vector<DrawKey>> {
     for (;;) {

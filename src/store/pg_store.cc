@@ -11,9 +11,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <iterator>
+#include <limits>
 #include <ostream>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -697,6 +700,149 @@ Status PgStore::put_claimed_draw(const Draw& draw, const std::vector<CacheEntry>
   return put_draw_txn(draw, cache, true);
 }
 
+// ---- group commit (Store::put_draw_group; issue 14 item 5) -----------------------------
+
+namespace {
+
+std::string hex_of(const std::string& s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(2 * s.size());
+  for (const char ch : s) {
+    const auto b = static_cast<unsigned char>(ch);
+    out.push_back(kHex[b >> 4]);
+    out.push_back(kHex[b & 15]);
+  }
+  return out;
+}
+
+// One draw of a group as the JSON array the group statement reads (kGroupInsert): the 20
+// columns of kDrawColumns before created_at (bytes as hex, NULL as null, the doubles as
+// their shortest round-trip text), then its outcomes and its cache entries.
+json group_row(const Draw& d, const std::vector<Store::CacheEntry>& cache) {
+  json outcomes = json::array();
+  for (const Outcome& o : d.outcomes)
+    outcomes.push_back(json::array({text_utf8(o.name), fmt::format("{}", o.value), text_utf8(o.label)}));
+  json entries = json::array();
+  for (const Store::CacheEntry& e : cache) entries.push_back(json::array({text_utf8(e.key), dump_json(e.response)}));
+  return json::array({text_utf8(d.key.subject), text_utf8(d.key.item), text_utf8(d.key.condition),
+                      text_utf8(d.key.config), d.key.replicate, text_utf8(d.cluster),
+                      std::string(draw_status_name(d.status)), text_utf8(dump_json(d.request)), hex_of(d.raw_response),
+                      hex_of(d.content), hex_of(d.error),
+                      std::isnan(d.latency_ms) ? json(nullptr) : json(fmt::format("{}", d.latency_ms)),
+                      d.prompt_tokens < 0 ? json(nullptr) : json(d.prompt_tokens),
+                      d.completion_tokens < 0 ? json(nullptr) : json(d.completion_tokens),
+                      text_utf8(d.finish_reason), text_utf8(d.served_model), text_utf8(d.system_fingerprint), d.cached,
+                      d.attempts, text_utf8(dump_json(d.extra)), std::move(outcomes), std::move(entries)});
+}
+
+// Every draw of $1 (a JSON array of group_row arrays, keys distinct) whose key is not
+// stored, with its outcomes, cache entries and (kGroupMark) planned row, in ONE statement;
+// returns the 1-based positions in $1 of the draws it inserted. $2 = created_at.
+constexpr const char* kGroupInsert =
+    "WITH src AS (SELECT e.v, e.n FROM json_array_elements($1::json) WITH ORDINALITY AS e(v, n)), "
+    "d AS (INSERT INTO draws({}) SELECT v->>0, v->>1, v->>2, v->>3, (v->>4)::int, v->>5, v->>6, v->>7, "
+    "decode(v->>8, 'hex'), decode(v->>9, 'hex'), decode(v->>10, 'hex'), (v->>11)::float8, (v->>12)::bigint, "
+    "(v->>13)::bigint, v->>14, v->>15, v->>16, (v->>17)::boolean, (v->>18)::int, v->>19, $2::bigint FROM src "
+    "ORDER BY n ON CONFLICT (subject, item, condition, config, replicate) DO NOTHING "
+    "RETURNING id, subject, item, condition, config, replicate), "
+    "j AS (SELECT d.*, s.v, s.n FROM d JOIN src s ON s.v->>0 = d.subject AND s.v->>1 = d.item AND "
+    "s.v->>2 = d.condition AND s.v->>3 = d.config AND (s.v->>4)::int = d.replicate), "
+    "o AS (INSERT INTO outcomes(draw_id, ord, name, value, label) SELECT j.id, e.k - 1, e.o->>0, (e.o->>1)::float8, "
+    "e.o->>2 FROM j, json_array_elements(j.v->20) WITH ORDINALITY AS e(o, k)), "
+    // The last entry of a key wins, as consecutive cache_put calls leave it.
+    "c AS (INSERT INTO response_cache(key, response, created_at) SELECT DISTINCT ON (e.x->>0) e.x->>0, e.x->>1, "
+    "$2::bigint FROM j, json_array_elements(j.v->21) WITH ORDINALITY AS e(x, k) ORDER BY e.x->>0, j.n DESC, e.k DESC "
+    "ON CONFLICT (key) DO UPDATE SET response = excluded.response, created_at = excluded.created_at)";
+constexpr const char* kGroupMark =
+    ", m AS (UPDATE planned_draws p SET done = true, lease_owner = NULL, lease_until = NULL FROM j "
+    "WHERE p.subject = j.subject AND p.item = j.item AND p.condition = j.condition AND p.config = j.config AND "
+    "p.replicate = j.replicate)";
+
+bool is_retryable(const Status& st) {
+  return st.message().find("sqlstate 40P01") != std::string::npos ||
+         st.message().find("sqlstate 40001") != std::string::npos;
+}
+
+}  // namespace
+
+Status PgStore::put_draw_group(const DrawGroup& group, std::vector<Status>* statuses) {
+  return put_group(group, statuses, false);
+}
+
+Status PgStore::put_claimed_draw_group(const DrawGroup& group, std::vector<Status>* statuses) {
+  return put_group(group, statuses, true);
+}
+
+Status PgStore::put_group(const DrawGroup& group, std::vector<Status>* statuses, bool mark_planned) {
+  statuses->clear();
+  if (group.empty()) return Status::Ok();
+  std::lock_guard lock(mu_);
+  // Two workers whose groups share keys (a lease that expired) may deadlock; the server
+  // aborts one transaction (40P01), which is then written again from the start.
+  for (int attempt = 1;; ++attempt) {
+    Status st = put_group_locked(group, statuses, mark_planned);
+    if (st.ok() || attempt == 3 || !is_retryable(st)) return st;
+  }
+}
+
+Status PgStore::put_group_locked(const DrawGroup& group, std::vector<Status>* statuses, bool mark_planned) {
+  Conn& c = *conn_;
+  const int64_t now = now_s();
+  statuses->assign(group.size(), Status::Ok());
+  // A draw the store would refuse before any statement fails alone, as put_draw does.
+  std::vector<size_t> fast, slow;  // group positions: the one statement / one by one after it
+  {
+    std::unordered_set<std::string> keys;
+    for (size_t i = 0; i < group.size(); ++i) {
+      (*statuses)[i] = check_draw(*group[i].first, path_);
+      if (!(*statuses)[i].ok()) continue;
+      // A key repeated in the group: its later draws go one by one, after the first is in.
+      (keys.insert(group[i].first->key.to_string()).second ? fast : slow).push_back(i);
+    }
+  }
+  Txn txn(c, "put_draw_group");
+  NF_RETURN_IF_ERROR(txn.begin());
+  std::vector<bool> inserted(group.size(), false);
+  if (!fast.empty()) {
+    json rows = json::array();
+    for (size_t i : fast) rows.push_back(group_row(*group[i].first, *group[i].second));
+    std::string sql = fmt::format(kGroupInsert, kDrawColumns);
+    if (mark_planned) sql += kGroupMark;
+    sql += " SELECT n FROM j";
+    auto r = exec(c, "put_draw_group", sql, {text(dump_json(rows)), num(now)});
+    if (r.ok()) {
+      for (int k = 0; k < r->rows(); ++k) inserted[fast[static_cast<size_t>(r->int64(k, 0) - 1)]] = true;
+    } else {
+      // The server refused the statement (nothing of it was written): start again and
+      // write every draw on its own, so the one it refuses fails alone.
+      if (r.status().code() == StatusCode::kUnavailable || is_retryable(r.status())) return r.status();
+      txn.rollback();
+      NF_RETURN_IF_ERROR(txn.begin());
+    }
+  }
+  std::vector<size_t> rest;
+  for (size_t i = 0; i < group.size(); ++i)
+    if ((*statuses)[i].ok() && !inserted[i]) rest.push_back(i);
+  const std::string mark =
+      std::string("UPDATE planned_draws SET done = true, lease_owner = NULL, lease_until = NULL WHERE ") + kKeyWhere;
+  for (size_t i : rest) {
+    const Draw& d = *group[i].first;
+    NF_RETURN_IF_ERROR(exec(c, "put_draw_group", "SAVEPOINT nf_draw").status());
+    Status st = write_draw_locked(d, *group[i].second, now);
+    if (!st.ok()) {
+      if (st.code() == StatusCode::kUnavailable || is_retryable(st)) return st;
+      NF_RETURN_IF_ERROR(exec(c, "put_draw_group", "ROLLBACK TO SAVEPOINT nf_draw").status());
+      (*statuses)[i] = st;
+    }
+    NF_RETURN_IF_ERROR(exec(c, "put_draw_group", "RELEASE SAVEPOINT nf_draw").status());
+    // Stored (or stored before by another worker after this lease expired): done.
+    if (mark_planned && (st.ok() || st.code() == StatusCode::kAlreadyExists))
+      NF_RETURN_IF_ERROR(exec(c, "put_draw_group: mark planned draw done", mark, key_params(d.key)).status());
+  }
+  return txn.commit();
+}
+
 Status PgStore::replace_draw(const Draw& draw) {
   std::lock_guard lock(mu_);
   Conn& c = *conn_;
@@ -728,6 +874,228 @@ Status PgStore::put_draws(const std::vector<Draw>& draws) {
 
 Result<std::unique_ptr<Store::BulkImport>> PgStore::begin_bulk_import() {
   return unimplemented(path_, "import draws (begin_bulk_import)");
+}
+
+// ---- staged import (`import draws`; Store::StagedImport) -------------------------------
+
+namespace {
+
+// A field of COPY's text format: backslash, tab, newline and carriage return escaped.
+void copy_field(std::string& out, std::string_view s) {
+  for (const char ch : s) {
+    switch (ch) {
+      case '\\': out += "\\\\"; break;
+      case '\t': out += "\\t"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      default: out.push_back(ch);
+    }
+  }
+}
+
+// The staged rows: one per outcome, with its place in the file. A temporary table (no WAL,
+// dropped at the end of the transaction).
+constexpr const char* kStageTable =
+    "CREATE TEMPORARY TABLE nf_import(seq BIGINT NOT NULL, line BIGINT NOT NULL, subject TEXT NOT NULL, "
+    "item TEXT NOT NULL, condition TEXT NOT NULL, config TEXT NOT NULL, replicate INTEGER NOT NULL, "
+    "cluster TEXT NOT NULL, outcome TEXT NOT NULL, value DOUBLE PRECISION NOT NULL, label TEXT NOT NULL) "
+    "ON COMMIT DROP";
+
+constexpr const char* kStageKeyJoin =
+    "d.subject = s.subject AND d.item = s.item AND d.condition = s.condition AND d.config = s.config AND "
+    "d.replicate = s.replicate";
+
+class PgStagedImport final : public Store::StagedImport {
+ public:
+  PgStagedImport(std::unique_lock<std::mutex> lock, PgStore::Conn& c, const std::string& name)
+      : lock_(std::move(lock)), c_(c), name_(name), txn_(c, "import") {}
+  ~PgStagedImport() override {
+    if (copying_) {
+      PQputCopyEnd(c_.c, "import abandoned");
+      (void)drain();  // the COPY fails by design; the transaction rolls back next
+    }
+  }
+
+  Status start() {
+    NF_RETURN_IF_ERROR(txn_.begin());
+    // The checks and the writes group and sort every staged row: in memory on the server
+    // rather than in temporary files (this transaction only).
+    NF_RETURN_IF_ERROR(exec(c_, "import: work_mem", "SET LOCAL work_mem = '256MB'").status());
+    // JIT compiling these few large statements costs more than it saves.
+    NF_RETURN_IF_ERROR(exec(c_, "import: jit", "SET LOCAL jit = off").status());
+    NF_RETURN_IF_ERROR(exec(c_, "import: staging table", kStageTable).status());
+    PGresult* r = PQexec(c_.c, "COPY nf_import FROM STDIN");
+    const bool ok = r != nullptr && PQresultStatus(r) == PGRES_COPY_IN;
+    Status st = ok ? Status::Ok() : c_.error(r, "import: COPY");
+    if (r != nullptr) PQclear(r);
+    if (ok) copying_ = true;
+    buf_.reserve(kFlushBytes + 4096);
+    return st;
+  }
+
+  Status add(const DrawKey& key, const std::string& cluster, const Outcome& o, int64_t line, int64_t seq) override {
+    if (!copying_) return Internal(fmt::format("store {}: import: add after the stream ended", name_));
+    if (key.replicate < 0)
+      return InvalidArgument(fmt::format("store {}: put_draw {}: replicate must be >= 0", name_, key.to_string()));
+    if (std::isnan(o.value))
+      return InvalidArgument(fmt::format("store {}: import {}: outcome '{}' has value NaN", name_, key.to_string(), o.name));
+    fmt::format_to(std::back_inserter(buf_), "{}\t{}\t", seq, line);
+    for (const std::string* f : {&key.subject, &key.item, &key.condition, &key.config}) {
+      copy_field(buf_, text_utf8(*f));
+      buf_.push_back('\t');
+    }
+    fmt::format_to(std::back_inserter(buf_), "{}\t", key.replicate);
+    copy_field(buf_, text_utf8(cluster));
+    buf_.push_back('\t');
+    copy_field(buf_, text_utf8(o.name));
+    fmt::format_to(std::back_inserter(buf_), "\t{}\t", o.value);  // shortest text that reads back exactly
+    copy_field(buf_, text_utf8(o.label));
+    buf_.push_back('\n');
+    return buf_.size() >= kFlushBytes ? flush() : Status::Ok();
+  }
+
+  Result<Problem> finish(bool write, int64_t* draws) override {
+    NF_RETURN_IF_ERROR(end_copy());
+    NF_RETURN_IF_ERROR(exec(c_, "import: analyze", "ANALYZE nf_import").status());  // row counts for the planner
+    // The draws of the import, each at its first row, with its cluster (one per item, or
+    // the import fails before writing); those stored before are looked up once per draw.
+    NF_RETURN_IF_ERROR(exec(c_, "import: draws",
+                            "CREATE TEMPORARY TABLE nf_import_draws ON COMMIT DROP AS SELECT subject, item, condition, "
+                            "config, replicate, min(seq) AS seq, min(cluster) AS cluster FROM nf_import "
+                            "GROUP BY subject, item, condition, config, replicate")
+                           .status());
+    NF_ASSIGN_OR_RETURN(Res stored, exec(c_, "import: stored draws",
+                                         fmt::format("SELECT s.seq, s.subject, s.item, s.condition, s.config, "
+                                                     "s.replicate, d.status FROM nf_import_draws s JOIN draws d ON {} "
+                                                     "WHERE d.status <> 'api_error' ORDER BY s.seq LIMIT 1",
+                                                     kStageKeyJoin)));
+    Problem p;
+    if (stored.rows() > 0) {
+      p.seq = stored.int64(0, 0);
+      p.key = DrawKey{stored.str(0, 1), stored.str(0, 2), stored.str(0, 3), stored.str(0, 4),
+                      static_cast<int>(stored.int64(0, 5))};
+      p.stored = AlreadyExists(
+          fmt::format("store {}: draw {} is already stored with status {}", name_, p.key.to_string(), stored.str(0, 6)));
+      NF_ASSIGN_OR_RETURN(Res l, exec(c_, "import: stored draws", "SELECT line FROM nf_import WHERE seq = $1",
+                                      {num(p.seq)}));
+      if (l.rows() > 0) p.line = l.int64(0, 0);
+    }
+    if (write && p.seq == 0) {
+      NF_RETURN_IF_ERROR(exec(c_, "import", "SAVEPOINT nf_write").status());
+      auto written = write_all();
+      if (written.ok()) {
+        NF_RETURN_IF_ERROR(txn_.commit());
+        *draws = *written;
+        return p;
+      }
+      // The outcomes' primary key (draw_id, name) refused a repeated (draw, outcome): the
+      // first one in file order is found below. Any other error is the server's.
+      if (written.status().code() != StatusCode::kAlreadyExists) return written.status();
+      NF_RETURN_IF_ERROR(exec(c_, "import", "ROLLBACK TO SAVEPOINT nf_write").status());
+    }
+    // A repeated (draw, outcome): the second row in file order of each, the earliest one;
+    // only rows before a stored draw's first row can come first.
+    NF_ASSIGN_OR_RETURN(Res dup, exec(c_, "import: duplicate rows",
+                                      "SELECT seq, line, first_line, subject, item, condition, config, replicate, outcome "
+                                      "FROM (SELECT seq, line, subject, item, condition, config, replicate, outcome, "
+                                      "first_value(line) OVER w AS first_line, row_number() OVER w AS n FROM nf_import "
+                                      "WHERE seq < $1 AND (subject, item, condition, config, replicate, outcome) IN "
+                                      "(SELECT subject, item, condition, config, replicate, outcome FROM nf_import "
+                                      "WHERE seq < $1 GROUP BY 1, 2, 3, 4, 5, 6 HAVING count(*) > 1) "
+                                      "WINDOW w AS (PARTITION BY subject, item, condition, config, replicate, outcome "
+                                      "ORDER BY seq)) x WHERE n = 2 ORDER BY seq LIMIT 1",
+                                      {num(p.seq > 0 ? p.seq : std::numeric_limits<int64_t>::max())}));
+    if (dup.rows() > 0) {
+      p = Problem{};
+      p.seq = dup.int64(0, 0);
+      p.line = dup.int64(0, 1);
+      p.first_line = dup.int64(0, 2);
+      p.key = DrawKey{dup.str(0, 3), dup.str(0, 4), dup.str(0, 5), dup.str(0, 6), static_cast<int>(dup.int64(0, 7))};
+      p.outcome = dup.str(0, 8);
+    }
+    if (write && p.seq == 0)
+      return Internal(fmt::format("store {}: import: the outcomes' key refused a row but no row repeats", name_));
+    return p;  // nothing written: the transaction rolls back when this object goes
+  }
+
+ private:
+  // The writes of finish(): the number of draws, or the first error (AlreadyExists: the
+  // outcomes' primary key met a repeated (draw, outcome)).
+  Result<int64_t> write_all() {
+    const std::string request = dump_json(json()), extra = dump_json(json{{"imported", true}});
+    // An api_error draw stored before is replaced (as put_draw): its outcomes go with it
+    // (ON DELETE CASCADE), its judgments keep their rows with draw_id NULL (SET NULL).
+    NF_RETURN_IF_ERROR(exec(c_, "import: replace api_error draws",
+                            fmt::format("DELETE FROM draws d USING nf_import_draws s WHERE {} AND d.status = 'api_error'",
+                                        kStageKeyJoin))
+                           .status());
+    // The constant columns as put_draw writes a Draw with status ok and extra {"imported": true}.
+    NF_RETURN_IF_ERROR(
+        exec(c_, "import: draws",
+             fmt::format("INSERT INTO draws({}) SELECT subject, item, condition, config, replicate, cluster, 'ok', "
+                         "$1::text, ''::bytea, ''::bytea, ''::bytea, 0.0, NULL, NULL, '', '', '', false, 1, $2::text, "
+                         "$3::bigint FROM nf_import_draws ORDER BY seq",
+                         kDrawColumns),
+             {text(request), text(extra), num(now_s())})
+            .status());
+    NF_ASSIGN_OR_RETURN(Res n, exec(c_, "import: draws", "SELECT count(*) FROM nf_import_draws"));
+    NF_RETURN_IF_ERROR(exec(c_, "import: outcomes",
+                            fmt::format("INSERT INTO outcomes(draw_id, ord, name, value, label) SELECT d.id, "
+                                        "row_number() OVER (PARTITION BY d.id ORDER BY s.seq) - 1, s.outcome, s.value, "
+                                        "s.label FROM nf_import s JOIN draws d ON {}",
+                                        kStageKeyJoin))
+                           .status());
+    NF_RETURN_IF_ERROR(exec(c_, "import: items",
+                            "INSERT INTO items(item, cluster, data) SELECT item, min(cluster), $1::text FROM "
+                            "nf_import_draws GROUP BY item ON CONFLICT (item) DO UPDATE SET cluster = "
+                            "excluded.cluster, data = excluded.data",
+                            {text(extra)})
+                           .status());
+    return n.int64(0, 0);
+  }
+
+  static constexpr size_t kFlushBytes = 1 << 20;
+
+  Status flush() {
+    if (buf_.empty()) return Status::Ok();
+    if (PQputCopyData(c_.c, buf_.data(), static_cast<int>(buf_.size())) != 1) {
+      copying_ = false;
+      return c_.error(nullptr, "import: COPY");
+    }
+    buf_.clear();
+    return Status::Ok();
+  }
+  Status end_copy() {
+    if (!copying_) return Internal(fmt::format("store {}: import: the stream ended twice", name_));
+    NF_RETURN_IF_ERROR(flush());
+    copying_ = false;
+    if (PQputCopyEnd(c_.c, nullptr) != 1) return c_.error(nullptr, "import: COPY");
+    return drain();
+  }
+  // The COPY's results: the first error, if any.
+  Status drain() {
+    Status st = Status::Ok();
+    while (PGresult* r = PQgetResult(c_.c)) {
+      if (st.ok() && PQresultStatus(r) != PGRES_COMMAND_OK) st = c_.error(r, "import: COPY");
+      PQclear(r);
+    }
+    return st;
+  }
+
+  std::unique_lock<std::mutex> lock_;
+  PgStore::Conn& c_;
+  const std::string& name_;
+  Txn txn_;  // after lock_: rolls back first when destroyed
+  bool copying_ = false;
+  std::string buf_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Store::StagedImport>> PgStore::begin_staged_import() {
+  auto imp = std::make_unique<PgStagedImport>(std::unique_lock(mu_), *conn_, path_);
+  NF_RETURN_IF_ERROR(imp->start());
+  return std::unique_ptr<StagedImport>(std::move(imp));
 }
 
 Result<std::optional<json>> PgStore::cache_get(const std::string& key) {

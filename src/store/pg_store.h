@@ -9,6 +9,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "store/store.h"
 
@@ -42,12 +44,31 @@ class PgStore final : public Store {
   Result<std::unordered_set<std::string>> finished_keys() override;
   Status put_draw(const Draw& draw) override;
   Status put_draw_with_cache(const Draw& draw, const std::vector<CacheEntry>& cache) override;
-  /// No group commit on PostgreSQL: the same as put_draw_with_cache.
+  /// No leader/follower queue on PostgreSQL: the same as put_draw_with_cache (`run` and
+  /// `worker` commit through put_draw_group / put_claimed_draw_group instead).
   Status put_draw_grouped(const Draw& draw, const std::vector<CacheEntry>& cache) override;
+  using DrawGroup = std::vector<std::pair<const Draw*, const std::vector<CacheEntry>*>>;
+  /// The group in one transaction (docs/store.md "PostgreSQL"): draws put_draw would
+  /// refuse before writing (NaN value, negative replicate, repeated outcome name) get
+  /// their status and are left out; every other draw whose key is not stored goes in ONE
+  /// multi-row statement (one round trip for the group); the rest (a stored key: an
+  /// api_error draw is replaced, another status is AlreadyExists; a key repeated in the
+  /// group; every draw if the server refused the statement) one by one, each under its
+  /// own savepoint so a refused draw fails alone. Returns the transaction's status (not
+  /// ok: nothing written); a deadlock with another worker (40P01) is retried twice.
+  Status put_draw_group(const DrawGroup& group, std::vector<Status>* statuses) override;
+  /// put_draw_group that also marks each stored draw's planned row done, as
+  /// put_claimed_draw does (also for an AlreadyExists draw: another worker stored it).
+  Status put_claimed_draw_group(const DrawGroup& group, std::vector<Status>* statuses) override;
   Status replace_draw(const Draw& draw) override;
   Status put_draws(const std::vector<Draw>& draws) override;
-  /// Unimplemented (`import draws` needs a SQLite store; docs/store.md).
+  /// Unimplemented: `import draws` streams into PostgreSQL through begin_staged_import.
   Result<std::unique_ptr<BulkImport>> begin_bulk_import() override;
+  /// `import draws` (docs/store.md "PostgreSQL"): BEGIN; a temporary table nf_import
+  /// (ON COMMIT DROP) filled by COPY ... FROM STDIN (text format, sent in 1 MiB chunks);
+  /// check() and commit() are set-based statements over it in the same transaction. Holds
+  /// the store's lock (and so its connection) until destroyed.
+  Result<std::unique_ptr<StagedImport>> begin_staged_import() override;
   Result<std::optional<nlohmann::json>> cache_get(const std::string& key) override;
   Status cache_put(const std::string& key, const nlohmann::json& response) override;
   Status scan_outcome_codes(bool include_cached, OutcomeDictionaries* dict,
@@ -90,6 +111,8 @@ class PgStore final : public Store {
   // Writes one draw (+ cache entries) inside the caller's transaction (caller holds mu_).
   Status write_draw_locked(const Draw& draw, const std::vector<CacheEntry>& cache, int64_t now);
   Status put_draw_txn(const Draw& draw, const std::vector<CacheEntry>& cache, bool mark_planned);
+  Status put_group(const DrawGroup& group, std::vector<Status>* statuses, bool mark_planned);
+  Status put_group_locked(const DrawGroup& group, std::vector<Status>* statuses, bool mark_planned);
 
   std::unique_ptr<Conn> conn_;
   std::mutex mu_;  // one connection, used by one thread at a time

@@ -252,6 +252,44 @@ class Store {
   /// Starts a BulkImport (BEGIN IMMEDIATE). Errors: DataLoss / Unavailable from SQLite.
   virtual Result<std::unique_ptr<BulkImport>> begin_bulk_import() = 0;
 
+  /// A staged import of ok draws given outcome by outcome: `noisefloor import draws` into a
+  /// PostgreSQL store (issue 14; runner/import.h). Rows stream to the server as they come
+  /// (COPY into a temporary table, each with its place in the file) and are checked and
+  /// written by set-based statements at the end, all in one transaction: nothing is
+  /// written unless commit() succeeds (destroying it uncommitted rolls back). Client
+  /// memory does not grow with the rows. Call no other Store method while one is alive.
+  class StagedImport {
+   public:
+    virtual ~StagedImport();
+    /// Queues outcome `o` of the ok draw `key` (cluster as BulkImport::add_outcome) from
+    /// the file's line `line`; `seq` orders the rows (strictly increasing in file order;
+    /// several rows may share a line). Errors: DataLoss / Unavailable from the server.
+    virtual Status add(const DrawKey& key, const std::string& cluster, const Outcome& o, int64_t line, int64_t seq) = 0;
+    /// The first problem in file order among the rows added, as BulkImport would meet it
+    /// row by row: a row repeating an earlier row's (draw, outcome), or the first row of a
+    /// draw stored before this import with a status other than api_error.
+    struct Problem {
+      int64_t seq = 0;         // 0: no problem
+      int64_t line = 0;        // the row's line
+      int64_t first_line = 0;  // duplicate: the line of the earlier row
+      DrawKey key;
+      std::string outcome;     // duplicate: the outcome name
+      Status stored;           // stored draw: AlreadyExists, worded as put_draw words it
+    };
+    /// Ends the stream and looks for the first Problem. With `write` and no problem:
+    /// replaces the stored api_error draws among the keys (their outcomes deleted, their
+    /// judgments unlinked, as put_draw), writes every draw (status ok, extra {"imported":
+    /// true}, ids in order of first row) with its outcomes (ord = order of first
+    /// appearance), upserts each item with its cluster and data {"imported": true},
+    /// commits, and sets `*draws` to the number of draws written. Returns the Problem
+    /// (seq 0: none, and committed if `write`); on a Problem, or without `write`, nothing
+    /// is written. Call once. Errors: the server's (nothing written).
+    virtual Result<Problem> finish(bool write, int64_t* draws) = 0;
+  };
+  /// Starts a StagedImport. Default Unimplemented (the SQLite store streams through
+  /// begin_bulk_import instead); PostgreSQL offers it.
+  virtual Result<std::unique_ptr<StagedImport>> begin_staged_import();
+
   /// The response cache. Keys must include the replicate index (runner/cache_key.h).
   virtual Result<std::optional<nlohmann::json>> cache_get(const std::string& key) = 0;
   virtual Status cache_put(const std::string& key, const nlohmann::json& response) = 0;
@@ -366,6 +404,11 @@ class Store {
   /// transaction. AlreadyExists if the key is stored with a status other than api_error
   /// (another worker took it over after this lease expired); the row is then marked done.
   virtual Status put_claimed_draw(const Draw& draw, const std::vector<CacheEntry>& cache);
+  /// put_draw_group for claimed draws (the worker's committing thread): each stored draw's
+  /// planned row is marked done in the same transaction, also for an AlreadyExists draw
+  /// (as put_claimed_draw). Default: put_claimed_draw per draw.
+  virtual Status put_claimed_draw_group(
+      const std::vector<std::pair<const Draw*, const std::vector<CacheEntry>*>>& group, std::vector<Status>* statuses);
   /// Counts of the shared plan.
   virtual Result<PlanCounts> plan_counts();
   /// "SQLite store" or "PostgreSQL store" (for messages).

@@ -57,6 +57,18 @@ Status Store::renew_leases(const std::string&, double) { return not_offered(*thi
 Status Store::put_claimed_draw(const Draw&, const std::vector<CacheEntry>&) {
   return not_offered(*this, "put_claimed_draw");
 }
+Status Store::put_claimed_draw_group(
+    const std::vector<std::pair<const Draw*, const std::vector<CacheEntry>*>>& group, std::vector<Status>* statuses) {
+  statuses->clear();
+  for (const auto& [draw, cache] : group) statuses->push_back(put_claimed_draw(*draw, *cache));
+  return Status::Ok();
+}
+Store::StagedImport::~StagedImport() = default;
+Result<std::unique_ptr<Store::StagedImport>> Store::begin_staged_import() {
+  return Unimplemented(fmt::format("store {}: a staged import is not offered by the {} (it imports through "
+                                   "begin_bulk_import)",
+                                   path(), kind()));
+}
 Result<Store::PlanCounts> Store::plan_counts() { return not_offered(*this, "plan_counts"); }
 
 }  // namespace nf

@@ -1,0 +1,66 @@
+#include "runner/import_staged.h"
+
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+namespace nf {
+
+Result<ImportSummary> import_long_draws_staged(const std::string& path, Store& store, const std::string& study_name,
+                                               const LongDrawChecks& checks) {
+  ImportSummary sum;
+  if (!store.get_study().ok())
+    NF_RETURN_IF_ERROR(
+        store.put_study(StudyRecord{study_name, "", 0, {{"name", study_name}, {"imported", true}}}).status());
+  std::unordered_map<std::string, std::string> item_cluster;  // grows with the items only
+  NF_ASSIGN_OR_RETURN(auto staged, store.begin_staged_import());
+  Status store_error = Status::Ok();  // a failed add: returned as is
+  Status stop = Status::Ok();         // the first error met while reading (parse, value, cluster)
+  DrawKey key;
+  Outcome outcome;
+  std::string last_item, last_cluster;
+  const Status read = for_each_long_draw(path, [&](const LongDrawRow& r, size_t line) -> Status {
+    ++sum.rows;
+    if (r.item != last_item || r.cluster != last_cluster) {  // rows of an item are usually adjacent
+      auto [it, inserted] = item_cluster.try_emplace(r.item, r.cluster);
+      if (!inserted && it->second != r.cluster) {
+        stop = InvalidArgument(fmt::format("{}:{}: cluster: item '{}' is given two clusters ('{}' and '{}')", path,
+                                           line, r.item, it->second, r.cluster));
+        return stop;
+      }
+      last_item = r.item;
+      last_cluster = r.cluster;
+    }
+    key.subject = r.subject;
+    key.item = r.item;
+    key.condition = r.condition;
+    key.config = r.config;
+    key.replicate = r.replicate;
+    outcome.name = r.outcome;
+    outcome.value = r.value;
+    outcome.label = r.label;
+    store_error = staged->add(key, r.cluster, outcome, static_cast<int64_t>(line), sum.rows);
+    return store_error;
+  }, checks, &sum.warnings);
+  NF_RETURN_IF_ERROR(store_error);
+  if (!read.ok() && stop.ok()) stop = read;
+  // Every staged row comes before the error that stopped the reading (if any), so a
+  // problem among them is met first in file order, as a row-by-row import meets it.
+  // Written and committed only when the reading met no error and the rows no problem.
+  int64_t draws = 0;
+  NF_ASSIGN_OR_RETURN(const Store::StagedImport::Problem problem, staged->finish(stop.ok(), &draws));
+  if (problem.seq > 0) {
+    if (!problem.stored.ok()) return problem.stored;
+    const DrawKey& k = problem.key;
+    return InvalidArgument(fmt::format("{}:{}: outcome: duplicate row for (subject={}, item={}, condition={}, "
+                                       "config={}, replicate={}, outcome={}) (first on line {})",
+                                       path, problem.line, k.subject, k.item, k.condition, k.config, k.replicate,
+                                       problem.outcome, problem.first_line));
+  }
+  NF_RETURN_IF_ERROR(stop);
+  sum.draws = draws;
+  sum.items = static_cast<int64_t>(item_cluster.size());
+  return sum;
+}
+
+}  // namespace nf
