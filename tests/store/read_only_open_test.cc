@@ -66,8 +66,9 @@ TEST(ReadOnlyOpen, RefusesWhatItCannotReadWithoutWriting) {
   auto s = Store::open_read_only(old);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(s.status().message().find("store " + old + ": schema version 2 needs migrating to version 3, which "
-                                      "writes the file, but it is opened read-only"),
+  EXPECT_NE(s.status().message().find("store " + old + ": schema version 2 needs migrating to version " +
+                                      std::to_string(kStoreSchemaVersion) +
+                                      ", which writes the file, but it is opened read-only"),
             std::string::npos)
       << s.status().message();
   const std::string empty = dir.path("empty.sqlite");
