@@ -89,10 +89,10 @@ NumberParse parse_number(std::string_view s, double* out) {
   return NumberParse::kNumber;
 }
 
-/// A value as written, for messages: newlines and tabs escaped, cut to 40 characters.
-std::string shown(std::string_view v) {
+/// `v` for messages: newlines and tabs escaped, cut to 40 characters.
+std::string escaped(std::string_view v) {
   std::string out;
-  for (char c : trim_view(v)) {
+  for (char c : v) {
     if (out.size() >= 40) {
       out += "...";
       break;
@@ -105,22 +105,11 @@ std::string shown(std::string_view v) {
   return out;
 }
 
-/// A label as written, quoted so that surrounding spaces show: 'B ' (newlines and tabs
-/// escaped, cut to 40 characters).
-std::string spelled(std::string_view v) {
-  std::string out = "'";
-  for (char c : v) {
-    if (out.size() > 40) {
-      out += "...";
-      break;
-    }
-    if (c == '\n') out += "\\n";
-    else if (c == '\r') out += "\\r";
-    else if (c == '\t') out += "\\t";
-    else out += c;
-  }
-  return out + "'";
-}
+/// A value as written, for messages: trimmed, escaped (above).
+std::string shown(std::string_view v) { return escaped(trim_view(v)); }
+
+/// A label as written, quoted so that surrounding spaces show: 'B ' (escaped as above).
+std::string spelled(std::string_view v) { return "'" + escaped(v) + "'"; }
 
 bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
