@@ -599,6 +599,15 @@ Result<std::unique_ptr<Store>> SqliteStore::open_read_only(const std::string& pa
     NF_ASSIGN_OR_RETURN(std::optional<int> version, read_schema_version(db, path));
     if (!version) return DataLoss("store " + path + ": an empty SQLite file, not a noisefloor store");
     NF_RETURN_IF_ERROR(check_not_newer(*version, path));
+    // A v3 store differs from v4 only by the missing (empty) outcome_chunks table, which
+    // its readers query: a TEMP table of that name (the temp schema is writable on a
+    // read-only connection, and is searched first) reads it exactly as migrated, without
+    // writing the file. Older versions need a real migration.
+    if (*version == 3 && kStoreSchemaVersion == 4) {
+      const std::string temp = std::string("CREATE TEMP TABLE") + (kSchemaV4Delta + std::string_view(kSchemaV4Delta).find(" outcome_chunks("));
+      NF_RETURN_IF_ERROR(exec(db, temp.c_str(), "read a schema v3 store read-only", path));
+      return std::unique_ptr<Store>(std::move(store));
+    }
     if (*version != kStoreSchemaVersion)
       return FailedPrecondition(fmt::format(
           "store {}: schema version {} needs migrating to version {}, which writes the file, but it is opened "

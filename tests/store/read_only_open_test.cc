@@ -58,6 +58,34 @@ TEST(ReadOnlyOpen, ReadsWithoutWritingAndRefusesWrites) {
   EXPECT_EQ(*(*s)->draw_count(), 3);
 }
 
+// A schema v3 store (the release before outcome_chunks) is read read-only as it is, without
+// the migration that would write it: its readers see an empty chunk table.
+TEST(ReadOnlyOpen, ReadsASchemaV3StoreWithoutMigratingIt) {
+  ScratchDir dir;
+  const std::string path = dir.path("v3.sqlite");
+  {
+    auto s = Store::open(path);
+    ASSERT_TRUE(s.ok()) << s.status().to_string();
+    ASSERT_TRUE((*s)->put_draws({sample_draw("m", "q1", "none", "default", 0),
+                                 sample_draw("m", "q2", "none", "default", 0)})
+                    .ok());
+  }
+  RawDb(path).exec("DROP TABLE outcome_chunks; UPDATE meta SET value = '3' WHERE key = 'schema_version'");
+  const std::string before = bytes_of(path);
+  {
+    auto s = Store::open_read_only(path);
+    ASSERT_TRUE(s.ok()) << s.status().to_string();
+    auto rows = (*s)->outcome_rows();
+    ASSERT_TRUE(rows.ok()) << rows.status().to_string();
+    EXPECT_EQ(rows->size(), 4u);
+    auto d = (*s)->get_draw(DrawKey{"m", "q2", "none", "default", 0});
+    ASSERT_TRUE(d.ok()) << d.status().to_string();
+    EXPECT_EQ(d->content, "answer q2");
+    EXPECT_EQ(d->outcomes.size(), 2u);
+  }
+  EXPECT_EQ(bytes_of(path), before);
+}
+
 TEST(ReadOnlyOpen, RefusesWhatItCannotReadWithoutWriting) {
   ScratchDir dir;
   const std::string old = dir.path("old.sqlite");
