@@ -34,15 +34,7 @@ using testing::TempDir;
 using testing::data_env;
 void write(const std::string& path, const std::string& text) { testing::write_text(path, text); }
 
-// Starts `noisefloor serve-sim` with `flags`; returns its base URL ("" on failure).
-std::string start_sim(testing::Child& child, const std::vector<std::string>& flags, const std::string& err) {
-  std::vector<std::string> args{"serve-sim", "--port", "0"};
-  args.insert(args.end(), flags.begin(), flags.end());
-  child = testing::spawn(args, err);
-  const std::string line = testing::read_line(child);
-  const auto at = line.find("http://");
-  return at == std::string::npos ? "" : line.substr(at);
-}
+using testing::start_sim;
 
 std::string key_of(const OutcomeRow& o) {
   return o.subject + "|" + o.item + "|" + o.condition + "|" + o.config + "|" + std::to_string(o.replicate) + "|" +

@@ -38,15 +38,7 @@ using testing::run_cli;
 using testing::slurp;
 using testing::TempDir;
 
-// serve-sim with `flags`; its base URL ("" on failure).
-std::string start_sim(testing::Child& child, const std::vector<std::string>& flags, const std::string& err) {
-  std::vector<std::string> args{"serve-sim", "--port", "0"};
-  args.insert(args.end(), flags.begin(), flags.end());
-  child = testing::spawn(args, err);
-  const std::string line = testing::read_line(child);
-  const auto at = line.find("http://");
-  return at == std::string::npos ? "" : line.substr(at);
-}
+using testing::start_sim;
 
 // Ends a (possibly stopped) serve-sim when a test leaves early on a failed assertion.
 struct SimGuard {

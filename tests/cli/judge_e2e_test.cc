@@ -37,14 +37,7 @@ struct ChildGuard {
   }
 };
 
-std::string start_sim(testing::Child& child, const std::vector<std::string>& flags, const std::string& err) {
-  std::vector<std::string> args{"serve-sim", "--port", "0"};
-  args.insert(args.end(), flags.begin(), flags.end());
-  child = testing::spawn(args, err);
-  const std::string line = testing::read_line(child);
-  const auto at = line.find("http://");
-  return at == std::string::npos ? "" : line.substr(at);
-}
+using testing::start_sim;
 
 // A judge entry of the study file.
 std::string judge_yaml(const std::string& name, const std::string& provider, const std::string& backend,

@@ -53,6 +53,17 @@ inline std::string read_line(const Child& c) {
   return line;
 }
 
+/// Starts `noisefloor serve-sim --port 0 FLAGS...` as `child` (stderr to `err`) and returns
+/// the base URL it prints on its first line ("" if the line names none).
+inline std::string start_sim(Child& child, const std::vector<std::string>& flags, const std::string& err) {
+  std::vector<std::string> args{"serve-sim", "--port", "0"};
+  args.insert(args.end(), flags.begin(), flags.end());
+  child = spawn(args, err);
+  const std::string line = read_line(child);
+  const auto at = line.find("http://");
+  return at == std::string::npos ? "" : line.substr(at);
+}
+
 /// Sends `sig` and reaps the child; returns its wait status.
 inline int kill_and_wait(Child& c, int sig) {
   if (c.pid <= 0) return -1;
