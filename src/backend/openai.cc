@@ -108,11 +108,12 @@ ChatEndpoint make_chat_endpoint(const OpenAiOptions& options, std::string url, s
 
 std::string OpenAiBackend::identity() const { return "openai:" + strip_url_userinfo(base_url_); }
 
-AsyncChatCall OpenAiBackend::async_call(const ChatRequest& request, const nlohmann::json* openai_body) {
+AsyncChatCall OpenAiBackend::async_call(const ChatRequest& request, const std::string* openai_body_text) {
   AsyncChatCall call;
   call.endpoint = &endpoint_;
-  const auto replace = nlohmann::json::error_handler_t::replace;
-  call.payload = openai_body ? openai_body->dump(-1, ' ', false, replace) : request.to_openai_json().dump(-1, ' ', false, replace);
+  call.payload = openai_body_text
+                     ? *openai_body_text
+                     : request.to_openai_json().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   call.parse = parse_openai_body;
   call.rng = Rng::stream(options_.jitter_seed, {calls_.fetch_add(1)});
   call.max_tokens = request.max_tokens;

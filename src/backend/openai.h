@@ -81,7 +81,7 @@ class OpenAiBackend final : public Backend, public AsyncChatSource {
   /// "openai:" + base_url without userinfo (user:pass@) and without a trailing '/'.
   std::string identity() const override;
   /// The call complete(request) makes, for an event loop (http.h ChatMulti).
-  AsyncChatCall async_call(const ChatRequest& request, const nlohmann::json* openai_body = nullptr) override;
+  AsyncChatCall async_call(const ChatRequest& request, const std::string* openai_body_text = nullptr) override;
   /// The endpoint's limiter (budgets and adaptive back-off); never null.
   const RateLimiter& limiter() const { return *limiter_; }
 

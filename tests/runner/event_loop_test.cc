@@ -5,18 +5,21 @@
 // fault stream depends only on the request body and how often it was seen, so both paths
 // meet the same faults on the same attempts.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <cstdio>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "common/test_data.h"
 #include "runner/runner.h"
 #include "sim/sim_server.h"
 #include "spec/study.h"
 #include "store/store.h"
+#include "util/hash.h"
 
 namespace nf {
 namespace {
@@ -167,6 +170,45 @@ TEST(EventLoop, InjectedFaultsEndTheSameWayOnBothPaths) {
   int64_t retried = 0;
   for (const auto& [k, v] : a.draws) retried += v.value("attempts", 1) > 1;
   EXPECT_GT(retried, 0);
+}
+
+// The response cache keys of the event loop (from the request it dumped once for the
+// wire) are the thread path's (from the request it builds again): a cache written by one
+// path serves every draw of the other. And cache_key_text is the documented formula.
+TEST(EventLoop, ResponseCacheKeysAreTheThreadPaths) {
+  const DrawKey key{"s", "item-1", "none", "t0.7", 3};
+  const nlohmann::json body = {{"model", "m"}, {"messages", {{{"role", "user"}, {"content", "caf\u00e9 \"q\"\n"}}}},
+                               {"seed", 12}, {"temperature", 0.7}};
+  const std::string formula = sha256_hex("openai:http://h/v1\n" + body.dump() + "\n" + key.to_string());
+  EXPECT_EQ(cache_key("openai:http://h/v1", body, key), formula);
+  EXPECT_EQ(cache_key_text("openai:http://h/v1", body.dump(), key), formula);
+
+  auto server = SimServer::start(SimParams{.seed = 2});
+  ASSERT_TRUE(server.ok()) << server.status().message();
+  testing::TempDir d;
+  auto study = parse_study(study_yaml((*server)->base_url(), 1, ""), d.path() + "/s.yaml");
+  ASSERT_TRUE(study.ok()) << study.status().message();
+  const std::string path = d.path() + "/c.sqlite";
+  const int64_t planned = 24 * 2 * 2;
+  for (bool event_loop : {false, true}) {
+    auto store = Store::open(path);
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    RunOptions ro;
+    ro.progress = false;
+    ro.event_loop = event_loop;
+    auto sum = run_study(*study, **store, ro);
+    ASSERT_TRUE(sum.ok()) << sum.status().message();
+    EXPECT_EQ(sum->event_loop, event_loop);
+    EXPECT_EQ(sum->executed, planned);
+    // The first run (threads) fills the cache; the second (the loop) is served from it.
+    EXPECT_EQ(sum->cached, event_loop ? planned : 0) << (event_loop ? "event loop" : "threads");
+    store->reset();
+    // Keep the cache, drop the draws: the next run makes every draw again.
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    EXPECT_EQ(sqlite3_exec(db, "PRAGMA foreign_keys = ON; DELETE FROM draws", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+  }
 }
 
 }  // namespace
