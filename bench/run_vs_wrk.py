@@ -12,8 +12,9 @@ zero-latency `noisefloor serve-sim`, in one run (issue 14 item 5).
 3. `noisefloor run` of a MedQA study (1,000 items x replicates = --draws, temperature 0.7,
    concurrency <concurrency>, no response cache) into a fresh store: draws/s over the
    whole process (start, plan, requests, parsing, group-committed store writes) and the
-   client's CPU (user + system from wait4) per draw.
-Prints the start-up cost (--max-draws 0), then per pair both rates, noisefloor's share of
+   client's CPU (user + system from wait4) per draw, and that less the start-up's CPU
+   (the --max-draws 0 run) spread over the draws.
+Prints the start-up cost (--max-draws 0, wall and CPU), then per pair both rates, noisefloor's share of
 wrk's, the client CPU per request / draw, the server's CPU per request / draw (from
 /proc/PID/stat) and the load average (1 min) at the start of each measurement; --repeat N
 interleaves N pairs and the last line gives the medians. Exits 1 unless every planned
@@ -128,10 +129,14 @@ analyses:
         # The fixed cost inside the end-to-end time: the same run stopped before its first
         # draw (study, dataset, items and plan written to a fresh store).
         t0 = time.perf_counter()
-        subprocess.run([nf, "run", study, "--store", os.path.join(work, "startup.sqlite"), "--quiet", "--no-cache",
-                        "--max-draws", "0"], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen([nf, "run", study, "--store", os.path.join(work, "startup.sqlite"), "--quiet",
+                                 "--no-cache", "--max-draws", "0"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, status, ru0 = os.wait4(proc.pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            sys.exit("noisefloor run --max-draws 0 failed")
         startup = time.perf_counter() - t0
-        print(f"start-up of noisefloor run (--max-draws 0): {startup:.2f} s wall", flush=True)
+        startup_cpu = ru0.ru_utime + ru0.ru_stime
+        print(f"start-up of noisefloor run (--max-draws 0): {startup:.2f} s wall, {startup_cpu:.2f} s CPU", flush=True)
 
         # wrk sends the request noisefloor sends for its first draw (same model, prompt,
         # decoding, seed), read back from a one-draw run: the server's limit for the same
@@ -161,12 +166,14 @@ analyses:
             print(f"[{k + 1}/{args.repeat}] noisefloor run (concurrency {args.concurrency}): {nf_rate:9.0f} draws/s end to "
                   f"end ({draws} draws, each stored once, no API error, {wall:.2f} s, store included)   (load average {nload:.2f})")
             print(f"[{k + 1}/{args.repeat}] client CPU per draw             : {cpu_us:9.1f} us (user "
-                  f"{ru.ru_utime / draws * 1e6:.1f} + system {ru.ru_stime / draws * 1e6:.1f}; server {nf_srv:.1f} us per draw)")
+                  f"{ru.ru_utime / draws * 1e6:.1f} + system {ru.ru_stime / draws * 1e6:.1f}; server {nf_srv:.1f} us per draw;"
+                  f" {cpu_us - startup_cpu / draws * 1e6:.1f} us beyond the start-up's CPU)")
             print(f"[{k + 1}/{args.repeat}] noisefloor / wrk                : {100 * nf_rate / wrk_rps:9.1f} %", flush=True)
         shares = sorted(100 * n[0] / w[0] for w, n in pairs)
         cpus = sorted((n[2].ru_utime + n[2].ru_stime) / draws * 1e6 for _, n in pairs)
         print(f"median over {args.repeat}: noisefloor / wrk {shares[len(shares) // 2]:.1f} %, "
-              f"client CPU per draw {cpus[len(cpus) // 2]:.1f} us")
+              f"client CPU per draw {cpus[len(cpus) // 2]:.1f} us "
+              f"({cpus[len(cpus) // 2] - startup_cpu / draws * 1e6:.1f} us beyond the start-up's CPU)")
     finally:
         sim.terminate()
         sim.wait()

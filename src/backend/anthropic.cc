@@ -72,9 +72,9 @@ AnthropicBackend::AnthropicBackend(OpenAiOptions options) : options_(std::move(o
 
 std::string AnthropicBackend::identity() const { return "anthropic:" + strip_url_userinfo(base_url_); }
 
-AsyncChatCall AnthropicBackend::async_call(const ChatRequest& request, const nlohmann::json* openai_body) {
+AsyncChatCall AnthropicBackend::async_call(const ChatRequest& request, const std::string* openai_body_text) {
   AsyncChatCall call;
-  (void)openai_body;  // another wire format
+  (void)openai_body_text;  // another wire format
   call.endpoint = &endpoint_;
   call.payload = to_anthropic_json(request).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   call.parse = parse_anthropic_body;

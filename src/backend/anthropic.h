@@ -38,7 +38,7 @@ class AnthropicBackend final : public Backend, public AsyncChatSource {
   /// "anthropic:" + base_url without userinfo and trailing '/'.
   std::string identity() const override;
   /// The call complete(request) makes, for an event loop (http.h ChatMulti).
-  AsyncChatCall async_call(const ChatRequest& request, const nlohmann::json* openai_body = nullptr) override;
+  AsyncChatCall async_call(const ChatRequest& request, const std::string* openai_body_text = nullptr) override;
 
  private:
   OpenAiOptions options_;

@@ -168,10 +168,11 @@ class AsyncChatSource {
  public:
   virtual ~AsyncChatSource() = default;
   /// The call `complete(request)` would make, not yet started. Thread-safe.
-  /// `openai_body`, when not null, must be request.to_openai_json() already built by the
-  /// caller (a task's recorded request): an OpenAI-compatible backend then dumps it
-  /// instead of building it again.
-  virtual AsyncChatCall async_call(const ChatRequest& request, const nlohmann::json* openai_body = nullptr) = 0;
+  /// `openai_body_text`, when not null, must be request.to_openai_json() already dumped by
+  /// the caller (compact, invalid UTF-8 replaced: the bytes the store keeps as the draw's
+  /// request): an OpenAI-compatible backend then sends those bytes instead of building
+  /// and dumping the body again.
+  virtual AsyncChatCall async_call(const ChatRequest& request, const std::string* openai_body_text = nullptr) = 0;
 };
 
 /// Many chat calls on ONE thread over a libcurl multi handle (issue 14 item 5): each call

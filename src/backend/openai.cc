@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
 #include <set>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -11,7 +15,198 @@
 
 namespace nf {
 
+namespace {
+
+// The fields parse_openai_body keeps, read from nlohmann's SAX events without building a
+// DOM (issue 14 item 5: the reply's DOM and its allocations were a measured part of each
+// draw's CPU). It takes only the common shape of a chat.completion body: an object whose
+// choices[0] is an object with a message object, content a string or null, logprobs null
+// or absent, and no key it reads given twice. Anything else (content parts, logprobs,
+// duplicate keys, a wrong type where a container is expected, a body that does not
+// parse) sets `fallback` and stops: the DOM reader then decides, so both paths always
+// give the same result.
+class OpenAiReplySax {
+ public:
+  using json = nlohmann::json;
+
+  bool fallback = false;
+  std::string content, refusal;  // content "" when null or absent
+  bool refusal_is_string = false;
+  // Set only when given with the type the DOM reader takes (else the response keeps its own).
+  std::optional<std::string> finish_reason, model, fingerprint;
+  std::optional<int64_t> prompt_tokens, completion_tokens;
+
+  OpenAiReplySax() { stack_.reserve(8); }
+
+  /// True when the body had the common shape (the fields above are then final).
+  bool complete() const { return !fallback && got_choices_ && got_choice0_ && got_message_; }
+
+  bool null() {
+    switch (slot()) {
+      case Slot::kChoices: case Slot::kChoice0: case Slot::kMessage: case Slot::kUsage: return stop();
+      case Slot::kContent: content.clear(); return true;  // null content: ""
+      default: return true;                                // logprobs null, or ignored
+    }
+  }
+  bool boolean(bool) { return scalar(); }
+  bool number_integer(json::number_integer_t v) { return integer(v); }
+  bool number_unsigned(json::number_unsigned_t v) {
+    if (v > static_cast<json::number_unsigned_t>(std::numeric_limits<int64_t>::max())) return stop();
+    return integer(static_cast<int64_t>(v));
+  }
+  bool number_float(json::number_float_t, const json::string_t&) { return scalar(); }
+  bool string(json::string_t& v) {
+    switch (slot()) {
+      case Slot::kContent: content = v; return true;
+      case Slot::kRefusal: refusal = v; refusal_is_string = true; return true;
+      case Slot::kFinish: finish_reason = v; return true;
+      case Slot::kModel: model = v; return true;
+      case Slot::kFingerprint: fingerprint = v; return true;
+      case Slot::kChoices: case Slot::kChoice0: case Slot::kMessage: case Slot::kUsage: case Slot::kLogprobs:
+        return stop();
+      default: return true;
+    }
+  }
+  bool binary(json::binary_t&) { return stop(); }  // not produced by the JSON reader
+  bool start_object(std::size_t) {
+    if (stack_.empty()) {
+      stack_.push_back({Frame::kRoot});
+      return true;
+    }
+    switch (slot()) {
+      case Slot::kChoice0: got_choice0_ = true; stack_.push_back({Frame::kChoice0}); return true;
+      case Slot::kMessage: got_message_ = true; stack_.push_back({Frame::kMessage}); return true;
+      case Slot::kUsage: stack_.push_back({Frame::kUsage}); return true;
+      case Slot::kChoices: case Slot::kContent: case Slot::kLogprobs: return stop();
+      default: stack_.push_back({Frame::kOther}); return true;
+    }
+  }
+  bool key(json::string_t& k) {
+    Level& top = stack_.back();
+    Slot s = Slot::kNone;
+    switch (top.frame) {
+      case Frame::kRoot:
+        s = k == "choices" ? Slot::kChoices : k == "model" ? Slot::kModel
+            : k == "system_fingerprint" ? Slot::kFingerprint : k == "usage" ? Slot::kUsage : Slot::kNone;
+        break;
+      case Frame::kChoice0:
+        s = k == "message" ? Slot::kMessage : k == "finish_reason" ? Slot::kFinish
+            : k == "logprobs" ? Slot::kLogprobs : Slot::kNone;
+        break;
+      case Frame::kMessage:
+        s = k == "content" ? Slot::kContent : k == "refusal" ? Slot::kRefusal : Slot::kNone;
+        break;
+      case Frame::kUsage:
+        s = k == "prompt_tokens" ? Slot::kPrompt : k == "completion_tokens" ? Slot::kCompletion : Slot::kNone;
+        break;
+      default: break;
+    }
+    if (s != Slot::kNone) {
+      const uint32_t bit = 1u << static_cast<unsigned>(s);
+      if (top.seen & bit) return stop();  // a key given twice: the DOM keeps the last one
+      top.seen |= bit;
+    }
+    top.key = s;
+    return true;
+  }
+  bool end_object() {
+    stack_.pop_back();
+    return true;
+  }
+  bool start_array(std::size_t) {
+    if (stack_.empty()) return stop();  // not an object
+    switch (slot()) {
+      case Slot::kChoices: got_choices_ = true; stack_.push_back({Frame::kChoices}); return true;
+      case Slot::kChoice0: case Slot::kMessage: case Slot::kUsage: case Slot::kContent: case Slot::kLogprobs:
+        return stop();  // content parts, logprobs: the DOM reads them
+      default: stack_.push_back({Frame::kOther}); return true;
+    }
+  }
+  bool end_array() {
+    stack_.pop_back();
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) { return stop(); }
+
+ private:
+  enum class Frame : uint8_t { kOther, kRoot, kChoices, kChoice0, kMessage, kUsage };
+  enum class Slot : uint8_t {
+    kNone, kChoices, kChoice0, kMessage, kContent, kRefusal, kFinish, kLogprobs, kModel, kFingerprint, kUsage,
+    kPrompt, kCompletion
+  };
+  struct Level {
+    Frame frame;
+    Slot key = Slot::kNone;  // an object's key whose value comes next
+    uint32_t seen = 0;       // the keys read so far (bits by Slot)
+    size_t index = 0;        // an array's next element
+  };
+
+  bool stop() {
+    fallback = true;
+    return false;
+  }
+  // What the value that starts now is (consumes an array element).
+  Slot slot() {
+    if (stack_.empty()) return Slot::kNone;  // a scalar document: no root object
+    Level& top = stack_.back();
+    if (top.frame == Frame::kChoices) return top.index++ == 0 ? Slot::kChoice0 : Slot::kNone;
+    if (top.frame == Frame::kOther) return Slot::kNone;
+    return top.key;
+  }
+  bool scalar() {
+    switch (slot()) {
+      case Slot::kChoices: case Slot::kChoice0: case Slot::kMessage: case Slot::kUsage: case Slot::kContent:
+      case Slot::kLogprobs:
+        return stop();
+      default: return true;  // finish_reason, model, ... of another type: ignored, as the DOM does
+    }
+  }
+  bool integer(int64_t v) {
+    switch (slot()) {
+      case Slot::kPrompt: prompt_tokens = v; return true;
+      case Slot::kCompletion: completion_tokens = v; return true;
+      case Slot::kChoices: case Slot::kChoice0: case Slot::kMessage: case Slot::kUsage: case Slot::kContent:
+      case Slot::kLogprobs:
+        return stop();
+      default: return true;
+    }
+  }
+
+  std::vector<Level> stack_;
+  bool got_choices_ = false, got_choice0_ = false, got_message_ = false;
+};
+
+// The refusal classification shared by both readers.
+void classify_refusal(ChatResponse& r, bool refused_field, const std::string& refusal) {
+  r.kind = ResponseKind::kOk;
+  if (r.finish_reason == "content_filter" || refused_field) {
+    r.kind = ResponseKind::kRefused;
+    r.error = refused_field ? "refusal: " + refusal.substr(0, 200) : "content_filter";
+  }
+}
+
+}  // namespace
+
+std::optional<bool> parse_openai_body_sax(const std::string& body, ChatResponse& r) {
+  OpenAiReplySax sax;
+  const bool parsed = nlohmann::json::sax_parse(body, &sax);
+  if (!parsed || !sax.complete()) return std::nullopt;
+  r.content = std::move(sax.content);
+  if (sax.finish_reason) r.finish_reason = std::move(*sax.finish_reason);
+  if (sax.model) r.served_model = std::move(*sax.model);
+  if (sax.fingerprint) r.system_fingerprint = std::move(*sax.fingerprint);
+  if (sax.prompt_tokens) r.prompt_tokens = *sax.prompt_tokens;
+  if (sax.completion_tokens) r.completion_tokens = *sax.completion_tokens;
+  classify_refusal(r, sax.refusal_is_string && !sax.refusal.empty(), sax.refusal);
+  return true;
+}
+
 bool parse_openai_body(const std::string& body, ChatResponse& r) {
+  if (std::optional<bool> fast = parse_openai_body_sax(body, r)) return *fast;
+  return parse_openai_body_dom(body, r);
+}
+
+bool parse_openai_body_dom(const std::string& body, ChatResponse& r) {
   const nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return false;
   const auto choices = j.find("choices");
@@ -47,13 +242,9 @@ bool parse_openai_body(const std::string& body, ChatResponse& r) {
     }
   }
   if (auto lp = c0.find("logprobs"); lp != c0.end() && !lp->is_null()) r.logprobs = *lp;
-  r.kind = ResponseKind::kOk;
   const auto refusal = msg->find("refusal");
   const bool refused_field = refusal != msg->end() && refusal->is_string() && !refusal->get<std::string>().empty();
-  if (r.finish_reason == "content_filter" || refused_field) {
-    r.kind = ResponseKind::kRefused;
-    r.error = refused_field ? "refusal: " + refusal->get<std::string>().substr(0, 200) : "content_filter";
-  }
+  classify_refusal(r, refused_field, refused_field ? refusal->get<std::string>() : std::string());
   return true;
 }
 
@@ -108,11 +299,12 @@ ChatEndpoint make_chat_endpoint(const OpenAiOptions& options, std::string url, s
 
 std::string OpenAiBackend::identity() const { return "openai:" + strip_url_userinfo(base_url_); }
 
-AsyncChatCall OpenAiBackend::async_call(const ChatRequest& request, const nlohmann::json* openai_body) {
+AsyncChatCall OpenAiBackend::async_call(const ChatRequest& request, const std::string* openai_body_text) {
   AsyncChatCall call;
   call.endpoint = &endpoint_;
-  const auto replace = nlohmann::json::error_handler_t::replace;
-  call.payload = openai_body ? openai_body->dump(-1, ' ', false, replace) : request.to_openai_json().dump(-1, ' ', false, replace);
+  call.payload = openai_body_text
+                     ? *openai_body_text
+                     : request.to_openai_json().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   call.parse = parse_openai_body;
   call.rng = Rng::stream(options_.jitter_seed, {calls_.fetch_add(1)});
   call.max_tokens = request.max_tokens;

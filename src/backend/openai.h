@@ -56,7 +56,17 @@ struct OpenAiOptions {
 ///   only tool_calls, or finish_reason null -> kOk with the text there is ("" if none)
 ///   content as an array of {"type":"text","text"} parts -> their concatenation
 /// Fills content, finish_reason, served_model, system_fingerprint, usage and logprobs.
+/// Reads the common shape of such a body with nlohmann's SAX reader (no DOM) and falls
+/// back to parse_openai_body_dom for anything else (content parts, logprobs, a key given
+/// twice, wrong types, a body that does not parse): always the DOM reader's result.
 bool parse_openai_body(const std::string& body, ChatResponse& r);
+/// The same classification read from a full nlohmann DOM (the reference for the SAX path).
+bool parse_openai_body_dom(const std::string& body, ChatResponse& r);
+/// parse_openai_body's SAX path alone: true with `r` filled for a body of the common
+/// shape (an object; choices[0] an object with a message object; content a string or
+/// null; logprobs null or absent; no key it reads given twice), nullopt for any other
+/// body (then `r` is untouched and parse_openai_body_dom decides).
+std::optional<bool> parse_openai_body_sax(const std::string& body, ChatResponse& r);
 
 /// POSTs ChatRequest::to_openai_json() to {base_url}/chat/completions. Thread-safe; each
 /// worker thread reuses its own CURL handle (keep-alive).
@@ -81,7 +91,7 @@ class OpenAiBackend final : public Backend, public AsyncChatSource {
   /// "openai:" + base_url without userinfo (user:pass@) and without a trailing '/'.
   std::string identity() const override;
   /// The call complete(request) makes, for an event loop (http.h ChatMulti).
-  AsyncChatCall async_call(const ChatRequest& request, const nlohmann::json* openai_body = nullptr) override;
+  AsyncChatCall async_call(const ChatRequest& request, const std::string* openai_body_text = nullptr) override;
   /// The endpoint's limiter (budgets and adaptive back-off); never null.
   const RateLimiter& limiter() const { return *limiter_; }
 

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -48,6 +49,10 @@ std::optional<int64_t> request_seed(const Config& config, uint64_t study_seed, c
 /// draw key (which includes the replicate), so a cached response never stands in for
 /// another replicate.
 std::string cache_key(const std::string& backend_identity, const nlohmann::json& request_body, const DrawKey& key);
+/// The same key from the request body already dumped (`request_body_text`: compact, as
+/// nlohmann dumps it): equal to cache_key(identity, body, key) for a body whose strings are
+/// valid UTF-8 (a body that is not cannot be dumped strictly, so it had no key before).
+std::string cache_key_text(const std::string& backend_identity, std::string_view request_body_text, const DrawKey& key);
 
 /// Builds the study's task and loads its items from the dataset. Errors: the dataset
 /// reader's (naming file, line and field); InvalidArgument for an unknown task.

@@ -98,6 +98,13 @@ class Stmt {
     return *this;
   }
   Stmt& bind(int i, const char* v) { return bind(i, std::string_view(v)); }
+  /// Binds `v` without a copy: the caller keeps its bytes alive and unchanged until the
+  /// statement has been stepped and reset (the per-draw put path binds the Draw's own
+  /// strings this way).
+  Stmt& bind_static(int i, std::string_view v) {
+    note(sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC));
+    return *this;
+  }
   Stmt& bind(int i, const std::string& v) { return bind(i, std::string_view(v)); }
   Stmt& bind(int i, int64_t v) {
     note(sqlite3_bind_int64(s_, i, v));
@@ -459,8 +466,11 @@ struct DrawWriter {
         }
       }
     }
+    // Strings are bound without a copy (SQLITE_STATIC): `d` and `request_text` outlive
+    // every step below, and each statement is reset before it is bound again.
     find.reset();
-    find.bind(1, k.subject).bind(2, k.item).bind(3, k.condition).bind(4, k.config).bind(5, k.replicate);
+    find.bind_static(1, k.subject).bind_static(2, k.item).bind_static(3, k.condition).bind_static(4, k.config)
+        .bind(5, k.replicate);
     NF_ASSIGN_OR_RETURN(bool exists, find.step());
     if (exists) {
       const int64_t id = find.int64(0);
@@ -476,25 +486,32 @@ struct DrawWriter {
     }
     find.reset();
 
+    const std::string request_text = dump_json(d.request);
+    const std::string extra_text = dump_json(d.extra);
     insert.reset();
-    insert.bind(1, k.subject).bind(2, k.item).bind(3, k.condition).bind(4, k.config)
-        .bind(5, k.replicate).bind(6, d.cluster).bind(7, draw_status_name(d.status))
-        .bind(8, dump_json(d.request)).bind(9, d.raw_response).bind(10, d.content)
-        .bind(11, d.error);
+    insert.bind_static(1, k.subject).bind_static(2, k.item).bind_static(3, k.condition).bind_static(4, k.config)
+        .bind(5, k.replicate).bind_static(6, d.cluster).bind_static(7, draw_status_name(d.status))
+        .bind_static(8, request_text).bind_static(9, d.raw_response).bind_static(10, d.content)
+        .bind_static(11, d.error);
     if (std::isnan(d.latency_ms)) insert.bind_null(12); else insert.bind(12, d.latency_ms);
     if (d.prompt_tokens < 0) insert.bind_null(13); else insert.bind(13, d.prompt_tokens);
     if (d.completion_tokens < 0) insert.bind_null(14); else insert.bind(14, d.completion_tokens);
-    insert.bind(15, d.finish_reason).bind(16, d.served_model).bind(17, d.system_fingerprint)
-        .bind(18, d.cached ? 1 : 0).bind(19, d.attempts).bind(20, dump_json(d.extra))
+    insert.bind_static(15, d.finish_reason).bind_static(16, d.served_model).bind_static(17, d.system_fingerprint)
+        .bind(18, d.cached ? 1 : 0).bind(19, d.attempts).bind_static(20, extra_text)
         .bind(21, created_at);
-    NF_RETURN_IF_ERROR(insert.run());
+    const Status inserted = insert.run();
+    insert.reset();  // the bound bytes above end with this call
+    NF_RETURN_IF_ERROR(inserted);
     const int64_t id = sqlite3_last_insert_rowid(db);
     for (size_t i = 0; i < d.outcomes.size(); ++i) {
       const Outcome& o = d.outcomes[i];
       outcome.reset();
-      outcome.bind(1, id).bind(2, o.name).bind(3, static_cast<int64_t>(i)).bind(4, o.value).bind(5, o.label);
+      outcome.bind(1, id).bind_static(2, o.name).bind(3, static_cast<int64_t>(i)).bind(4, o.value)
+          .bind_static(5, o.label);
       NF_RETURN_IF_ERROR(outcome.run());
     }
+    find.reset();
+    outcome.reset();
     return Status::Ok();
   }
 };
@@ -697,6 +714,9 @@ Result<std::unique_ptr<Store>> Store::open_existing(const std::string& path) {
 struct SqliteStore::HotStatements {
   std::optional<DrawWriter> draw_writer;
   std::optional<Stmt> cache_get, cache_put;
+  // put_draw_group's savepoint around each draw, prepared once (sqlite3_exec parsed the
+  // three statements again for every draw).
+  std::optional<Stmt> savepoint, release, rollback_to;
 };
 
 SqliteStore::SqliteStore(std::string path, sqlite3* db)
@@ -887,19 +907,35 @@ Status SqliteStore::put_draw_group_locked(const std::vector<std::pair<const Draw
     NF_ASSIGN_OR_RETURN(DrawWriter w, DrawWriter::prepare(db_, path_));
     hot_->draw_writer.emplace(std::move(w));
   }
+  if (!hot_->savepoint) {
+    NF_ASSIGN_OR_RETURN(Stmt sp, Stmt::prepare(db_, "SAVEPOINT draw", "put_draw", path_));
+    NF_ASSIGN_OR_RETURN(Stmt rel, Stmt::prepare(db_, "RELEASE draw", "put_draw", path_));
+    NF_ASSIGN_OR_RETURN(Stmt back, Stmt::prepare(db_, "ROLLBACK TO draw", "put_draw", path_));
+    hot_->savepoint.emplace(std::move(sp));
+    hot_->release.emplace(std::move(rel));
+    hot_->rollback_to.emplace(std::move(back));
+  }
+  auto run = [](Stmt& s) {
+    s.reset();
+    const Status st = s.run();
+    s.reset();
+    return st;
+  };
   const int64_t now = now_s();
   statuses->assign(group.size(), Status::Ok());
   for (size_t i = 0; i < group.size(); ++i) {
-    NF_RETURN_IF_ERROR(exec(db_, "SAVEPOINT draw", "put_draw", path_));
+    NF_RETURN_IF_ERROR(run(*hot_->savepoint));
     Status st = hot_->draw_writer->write(db_, path_, *group[i].first, now);
     for (size_t c = 0; st.ok() && c < group[i].second->size(); ++c)
       st = cache_put_locked((*group[i].second)[c].key, (*group[i].second)[c].response, now);
     if (!st.ok()) {
       hot_->draw_writer->find.reset();
-      NF_RETURN_IF_ERROR(exec(db_, "ROLLBACK TO draw", "put_draw", path_));
+      hot_->draw_writer->insert.reset();
+      hot_->draw_writer->outcome.reset();
+      NF_RETURN_IF_ERROR(run(*hot_->rollback_to));
       (*statuses)[i] = st;
     }
-    NF_RETURN_IF_ERROR(exec(db_, "RELEASE draw", "put_draw", path_));
+    NF_RETURN_IF_ERROR(run(*hot_->release));
   }
   return txn.commit();
 }

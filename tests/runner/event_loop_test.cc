@@ -5,18 +5,22 @@
 // fault stream depends only on the request body and how often it was seen, so both paths
 // meet the same faults on the same attempts.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "common/test_data.h"
 #include "runner/runner.h"
 #include "sim/sim_server.h"
 #include "spec/study.h"
 #include "store/store.h"
+#include "util/hash.h"
 
 namespace nf {
 namespace {
@@ -167,6 +171,84 @@ TEST(EventLoop, InjectedFaultsEndTheSameWayOnBothPaths) {
   int64_t retried = 0;
   for (const auto& [k, v] : a.draws) retried += v.value("attempts", 1) > 1;
   EXPECT_GT(retried, 0);
+}
+
+// The response cache keys of the event loop (from the request it dumped once for the
+// wire) are the thread path's (from the request it builds again): a cache written by one
+// path serves every draw of the other. And cache_key_text is the documented formula.
+TEST(EventLoop, ResponseCacheKeysAreTheThreadPaths) {
+  const DrawKey key{"s", "item-1", "none", "t0.7", 3};
+  const nlohmann::json body = {{"model", "m"}, {"messages", {{{"role", "user"}, {"content", "caf\u00e9 \"q\"\n"}}}},
+                               {"seed", 12}, {"temperature", 0.7}};
+  const std::string formula = sha256_hex("openai:http://h/v1\n" + body.dump() + "\n" + key.to_string());
+  EXPECT_EQ(cache_key("openai:http://h/v1", body, key), formula);
+  EXPECT_EQ(cache_key_text("openai:http://h/v1", body.dump(), key), formula);
+
+  auto server = SimServer::start(SimParams{.seed = 2});
+  ASSERT_TRUE(server.ok()) << server.status().message();
+  testing::TempDir d;
+  auto study = parse_study(study_yaml((*server)->base_url(), 1, ""), d.path() + "/s.yaml");
+  ASSERT_TRUE(study.ok()) << study.status().message();
+  const std::string path = d.path() + "/c.sqlite";
+  const int64_t planned = 24 * 2 * 2;
+  for (bool event_loop : {false, true}) {
+    auto store = Store::open(path);
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    RunOptions ro;
+    ro.progress = false;
+    ro.event_loop = event_loop;
+    auto sum = run_study(*study, **store, ro);
+    ASSERT_TRUE(sum.ok()) << sum.status().message();
+    EXPECT_EQ(sum->event_loop, event_loop);
+    EXPECT_EQ(sum->executed, planned);
+    // The first run (threads) fills the cache; the second (the loop) is served from it.
+    EXPECT_EQ(sum->cached, event_loop ? planned : 0) << (event_loop ? "event loop" : "threads");
+    store->reset();
+    // Keep the cache, drop the draws: the next run makes every draw again.
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    EXPECT_EQ(sqlite3_exec(db, "PRAGMA foreign_keys = ON; DELETE FROM draws", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+  }
+}
+
+// The committing thread's group window (runner.cc): a draw arriving while the committer
+// waits out the window of an earlier one shares its transaction. One call in flight and a
+// server that answers every request 5 ms late: without the window each draw is committed
+// alone (the commit takes well under 5 ms); with it the draws of each window share one.
+TEST(GroupCommit, DrawsArrivingWithinTheWindowShareATransaction) {
+  FaultOptions faults;
+  faults.fail_rate = 1.0;
+  faults.kinds = {"slow"};  // the correct reply, slow_ms late
+  faults.slow_ms = 5;
+  auto server = SimServer::start(SimParams{.seed = 2}, 0, faults);
+  ASSERT_TRUE(server.ok()) << server.status().message();
+  testing::TempDir d;
+  auto study = parse_study(study_yaml((*server)->base_url(), 1, ""), d.path() + "/s.yaml");
+  ASSERT_TRUE(study.ok()) << study.status().message();
+  auto store = Store::open(d.path() + "/g.sqlite");
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  std::vector<size_t> groups;
+  RunOptions ro;
+  ro.progress = false;
+  ro.use_cache = false;
+  ro.threads = 1;
+  ro.commit_group = [&](const std::vector<std::pair<const Draw*, const std::vector<Store::CacheEntry>*>>& group,
+                        std::vector<Status>* statuses) {
+    groups.push_back(group.size());
+    return (*store)->put_draw_group(group, statuses);
+  };
+  auto sum = run_study(*study, **store, ro);
+  ASSERT_TRUE(sum.ok()) << sum.status().message();
+  const int64_t planned = 24 * 2 * 2;
+  EXPECT_EQ(sum->executed, planned);
+  EXPECT_EQ(sum->api_error, 0);
+  EXPECT_EQ(static_cast<int64_t>(stored_draws(**store).size()), planned);
+  size_t total = 0, largest = 0;
+  for (size_t g : groups) total += g, largest = std::max(largest, g);
+  EXPECT_EQ(total, static_cast<size_t>(planned));
+  EXPECT_GE(largest, 2u) << "every draw was committed alone: " << groups.size() << " groups";
+  EXPECT_LT(groups.size(), static_cast<size_t>(planned)) << groups.size() << " groups of " << planned << " draws";
 }
 
 }  // namespace
