@@ -11,10 +11,12 @@
 #include <array>
 #include <cctype>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -45,10 +47,14 @@ const std::array<const char*, kNumCols> kColName{"subject", "item",    "cluster"
 using Fields = std::array<std::string_view, kNumCols>;  // absent column = empty view
 using RowFn = std::function<Status(const LongDrawRow& row, size_t line)>;
 
+// std::isspace in the "C" locale (the program never sets another), inline: called for
+// several fields of every row.
+constexpr bool is_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+
 std::string_view trim_view(std::string_view s) {
   size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  while (b < e && is_space(s[b])) ++b;
+  while (e > b && is_space(s[e - 1])) --e;
   return s.substr(b, e - b);
 }
 
@@ -56,6 +62,7 @@ std::string_view trim_view(std::string_view s) {
 // would read as a non-finite double.
 bool is_non_finite_word(std::string_view t) {
   if (!t.empty() && (t[0] == '+' || t[0] == '-')) t.remove_prefix(1);
+  if (t.empty() || (t[0] != 'n' && t[0] != 'N' && t[0] != 'i' && t[0] != 'I')) return false;  // most values
   const std::string l = to_lower(t);
   return l == "nan" || l == "inf" || l == "infinity" || (starts_with(l, "nan(") && l.back() == ')');
 }
@@ -76,6 +83,20 @@ NumberParse parse_number(std::string_view s, double* out) {
     else if (!(c == '.' || c == 'e' || c == 'E' || c == '-' || c == '+')) return NumberParse::kNotNumber;
   }
   if (!digit) return NumberParse::kNotNumber;
+  {
+    // std::from_chars reads the numbers strtod reads here (digits, '.', an exponent, a '-'
+    // sign; both correctly rounded) without the copy and the locale; a '+' sign, or a
+    // value out of a double's range (1e999, 1e-400), is left to strtod below, which the
+    // checks were written for.
+    double v = 0;
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (ec == std::errc() && end == t.data() + t.size()) {
+      if (!std::isfinite(v)) return NumberParse::kNonFinite;
+      if (number_underflows(t, v)) return NumberParse::kUnderflow;
+      *out = v;
+      return NumberParse::kNumber;
+    }
+  }
   char buf[72];
   std::memcpy(buf, t.data(), t.size());
   buf[t.size()] = '\0';
@@ -354,105 +375,151 @@ class RowConverter {
   std::vector<std::string> notes_;  // warnings found while reading (letter-case twins, a capped check)
 };
 
-/// Buffered RFC 4180 record reader over a FILE (1 MiB blocks).
+/// Buffered RFC 4180 record reader over a FILE. The file is read in blocks of 1 MiB (a
+/// block grows to hold a longer record); a field is a view into the block (a quoted field
+/// without "" too), so a record costs no copy unless a field holds a "" (decoded into a
+/// scratch string). A record that runs past the block's end is moved to the front and
+/// parsed again once more of the file is read (issue 14: half the instructions of
+/// appending each field to a std::string).
 class CsvReader {
  public:
   CsvReader(const std::string& path, std::FILE* f) : path_(path), f_(f), buf_(1 << 20) {
-    if (fill() && len_ >= 3 && std::memcmp(buf_.data(), "\xEF\xBB\xBF", 3) == 0) pos_ = 3;  // UTF-8 BOM
+    refill(0);
+    if (len_ >= 3 && std::memcmp(buf_.data(), "\xEF\xBB\xBF", 3) == 0) pos_ = 3;  // UTF-8 BOM
   }
 
-  /// Reads the next non-blank record into fields[0, *count); false at end of file.
-  /// `*line` is the 1-based line on which the record starts.
-  Result<bool> next(std::vector<std::string>& fields, size_t* count, size_t* line) {
+  /// Reads the next non-blank record into fields[0, *count) (views valid until the next
+  /// call); false at end of file. `*line` is the 1-based line on which the record starts.
+  Result<bool> next(std::vector<std::string_view>& fields, size_t* count, size_t* line) {
     for (;;) {
-      if (peek() == EOF) return false;
-      *line = line_;
-      size_t n = 0;
-      bool end_of_record = false;
-      while (!end_of_record) {
-        if (n == fields.size()) fields.emplace_back();
-        std::string& field = fields[n];
-        field.clear();
-        const size_t col = n + 1;  // 1-based field number, for messages
-        int c = peek();
-        if (c == '"') {
-          const size_t open_line = line_;
-          ++pos_;
-          bool closed = false;
-          while ((c = peek()) != EOF) {
-            ++pos_;
-            if (c == '"') {
-              if (peek() == '"') {
-                field += '"';
-                ++pos_;
-                continue;
-              }
-              closed = true;
-              break;
-            }
-            if (c == '\n') ++line_;
-            field += static_cast<char>(c);
-          }
-          if (!closed)
-            return InvalidArgument(fmt::format("{}:{}: field {}: malformed CSV: unterminated quoted field", path_,
-                                               open_line, col));
-          c = peek();
-          if (c != EOF && c != ',' && c != '\n' && c != '\r')
-            return InvalidArgument(fmt::format("{}:{}: field {}: malformed CSV: '{}' after a closing quote (a quote "
-                                               "inside a quoted field is written \"\")",
-                                               path_, line_, col, static_cast<char>(c)));
-        } else {
-          // Fast path: copy the unquoted run straight from the buffer.
-          for (;;) {
-            if (pos_ == len_ && !fill()) break;
-            const char* b = buf_.data() + pos_;
-            const char* e = buf_.data() + len_;
-            const char* p = b;
-            while (p < e && *p != ',' && *p != '\n' && *p != '\r' && *p != '"') ++p;
-            field.append(b, p);
-            pos_ += static_cast<size_t>(p - b);
-            if (p < e) break;
-          }
-          if (peek() == '"')
-            return InvalidArgument(fmt::format("{}:{}: field {}: malformed CSV: quote inside an unquoted field "
-                                               "(quote the whole field and write the quote as \"\")",
-                                               path_, line_, col));
-        }
-        ++n;
-        c = peek();
-        if (c == EOF) {
-          end_of_record = true;
-        } else if (c == ',') {
-          ++pos_;
-        } else {  // CR, LF or CRLF
-          if (c == '\r') ++pos_;
-          if (peek() == '\n') ++pos_;
-          ++line_;
-          end_of_record = true;
-        }
+      if (pos_ == len_ && !refill(pos_)) return false;
+      const size_t start_line = line_;
+      NF_ASSIGN_OR_RETURN(const Parse parsed, parse_record(fields, count));
+      if (parsed == Parse::kNeedMore) {  // the record runs past the block: keep it, read on, parse it again
+        line_ = start_line;
+        refill(pos_);
+        continue;
       }
       // Blank lines (a single empty field) are skipped.
-      if (n == 1 && fields[0].empty()) continue;
-      *count = n;
+      if (*count == 1 && fields[0].empty()) continue;
+      *line = start_line;
       return true;
     }
   }
 
  private:
-  int peek() {
-    if (pos_ == len_ && !fill()) return EOF;
-    return static_cast<unsigned char>(buf_[pos_]);
+  enum class Parse { kRecord, kNeedMore };
+
+  // One record from pos_ (not at the block's end). kNeedMore (pos_ unchanged) when the
+  // block ends inside it and the file has more; at the end of the file the record ends.
+  Result<Parse> parse_record(std::vector<std::string_view>& fields, size_t* count) {
+    const char* const b = buf_.data();
+    const char* const e = b + len_;
+    const char* p = b + pos_;
+    size_t n = 0;
+    for (;;) {
+      if (n == fields.size()) fields.emplace_back();
+      const size_t col = n + 1;  // 1-based field number, for messages
+      if (p < e && *p == '"') {
+        const size_t open_line = line_;
+        const char* q = p + 1;
+        const char* content = q;
+        std::string* scratch = nullptr;  // set once a "" is met
+        for (;;) {
+          const char* r = static_cast<const char*>(std::memchr(q, '"', static_cast<size_t>(e - q)));
+          const char* seg_end = r == nullptr ? e : r;
+          line_ += static_cast<size_t>(std::count(q, seg_end, '\n'));
+          if (r == nullptr || r + 1 == e) {  // the quote's meaning depends on what follows
+            if (!eof_) return Parse::kNeedMore;
+            if (r == nullptr)
+              return InvalidArgument(fmt::format("{}:{}: field {}: malformed CSV: unterminated quoted field", path_,
+                                                 open_line, col));
+          }
+          if (r + 1 < e && r[1] == '"') {  // "" is a literal quote
+            if (scratch == nullptr) {
+              if (n >= scratch_.size()) scratch_.resize(n + 1);
+              scratch = &scratch_[n];
+              scratch->clear();
+            }
+            scratch->append(q, r + 1);
+            q = r + 2;
+            continue;
+          }
+          if (scratch != nullptr) {
+            scratch->append(q, r);
+            fields[n] = *scratch;
+          } else {
+            fields[n] = std::string_view(content, static_cast<size_t>(r - content));
+          }
+          p = r + 1;
+          break;
+        }
+        if (p < e && *p != ',' && *p != '\n' && *p != '\r')
+          return InvalidArgument(fmt::format("{}:{}: field {}: malformed CSV: '{}' after a closing quote (a quote "
+                                             "inside a quoted field is written \"\")",
+                                             path_, line_, col, *p));
+      } else {
+        const char* q = p;
+        while (q < e && !kStop[static_cast<unsigned char>(*q)]) ++q;
+        if (q == e && !eof_) return Parse::kNeedMore;
+        if (q < e && *q == '"')
+          return InvalidArgument(fmt::format("{}:{}: field {}: malformed CSV: quote inside an unquoted field "
+                                             "(quote the whole field and write the quote as \"\")",
+                                             path_, line_, col));
+        fields[n] = std::string_view(p, static_cast<size_t>(q - p));
+        p = q;
+      }
+      ++n;
+      if (p == e) break;  // the end of the file (else kNeedMore was returned above)
+      if (*p == ',') {
+        ++p;
+        continue;
+      }
+      // CR, LF or CRLF
+      if (*p == '\r') {
+        if (p + 1 == e && !eof_) return Parse::kNeedMore;  // is an LF next?
+        ++p;
+        if (p < e && *p == '\n') ++p;
+      } else {
+        ++p;
+      }
+      ++line_;
+      break;
+    }
+    *count = n;
+    pos_ = static_cast<size_t>(p - b);
+    return Parse::kRecord;
   }
-  bool fill() {
-    len_ = std::fread(buf_.data(), 1, buf_.size(), f_);
+
+  // Keeps the unread bytes from `from` (moved to the block's front) and reads more of the
+  // file after them, doubling the block when they fill it; false if nothing was read.
+  bool refill(size_t from) {
+    const size_t kept = len_ - from;
+    if (kept > 0 && from > 0) std::memmove(buf_.data(), buf_.data() + from, kept);
+    if (kept == buf_.size()) buf_.resize(buf_.size() * 2);
     pos_ = 0;
-    return len_ > 0;
+    len_ = kept;
+    if (eof_) return false;
+    const size_t want = buf_.size() - kept;
+    const size_t got = std::fread(buf_.data() + kept, 1, want, f_);
+    if (got < want) eof_ = true;  // fread returns short only at the end of the file (or an error)
+    len_ += got;
+    return got > 0;
   }
+
+  // The bytes that end an unquoted field (or are an error in it).
+  static constexpr std::array<bool, 256> kStop = [] {
+    std::array<bool, 256> t{};
+    t[','] = t['\n'] = t['\r'] = t['"'] = true;
+    return t;
+  }();
 
   const std::string& path_;
   std::FILE* f_;
   std::vector<char> buf_;
+  std::deque<std::string> scratch_;  // per field: a quoted field with "" decoded (a deque: growing it moves none)
   size_t pos_ = 0, len_ = 0, line_ = 1;
+  bool eof_ = false;
 };
 
 struct FileCloser {
@@ -472,7 +539,7 @@ Status stream_csv(const std::string& path, const RowFn& fn, const LongDrawChecks
                   std::vector<std::string>* warnings) {
   NF_ASSIGN_OR_RETURN(auto file, open_input(path));
   CsvReader reader(path, file.get());
-  std::vector<std::string> fields;
+  std::vector<std::string_view> fields;
   size_t count = 0, line = 0;
   NF_ASSIGN_OR_RETURN(bool has_header, reader.next(fields, &count, &line));
   if (!has_header) return InvalidArgument(fmt::format("{}:1: empty file, expected a header row", path));
@@ -505,7 +572,7 @@ Status stream_csv(const std::string& path, const RowFn& fn, const LongDrawChecks
     if (count != header_fields)
       return InvalidArgument(fmt::format("{}:{}: expected {} fields as in the header, found {}", path, line,
                                          header_fields, count));
-    for (int c = 0; c < kNumCols; ++c) f[c] = at[c] < 0 ? std::string_view() : std::string_view(fields[at[c]]);
+    for (int c = 0; c < kNumCols; ++c) f[c] = at[c] < 0 ? std::string_view() : fields[at[c]];
     NF_RETURN_IF_ERROR(conv.convert(line, f, &row));
     NF_RETURN_IF_ERROR(fn(row, line));
     any = true;

@@ -77,10 +77,17 @@ uint32_t OutcomeChunk::code(const std::string& s) {
 }
 
 void OutcomeChunk::append_draw(int64_t id, const Outcome* outcomes, size_t n) {
+  // The previous draw's name in the same place, and the last label, are usually this
+  // value's (the draws of a file carry the same outcomes): compared before the hash
+  // lookup. Equal strings have one code, so the codes are those code() would give.
+  const size_t prev = draw_ids.empty() ? values.size() : begin[draw_ids.size() - 1];
+  const size_t prev_n = values.size() - prev;
   draw_ids.push_back(id);
   for (size_t k = 0; k < n; ++k) {
-    names.push_back(code(outcomes[k].name));
-    labels.push_back(code(outcomes[k].label));
+    const std::string& name = outcomes[k].name;
+    names.push_back(k < prev_n && strings[names[prev + k]] == name ? names[prev + k] : code(name));
+    const std::string& label = outcomes[k].label;
+    labels.push_back(!labels.empty() && strings[labels.back()] == label ? labels.back() : code(label));
     // -0.0 as 0.0: an `outcomes` row reads -0.0 back as 0.0 (SQLite stores an integral REAL
     // as an integer), and a chunked value must read back as the row would.
     values.push_back(outcomes[k].value == 0.0 ? 0.0 : outcomes[k].value);

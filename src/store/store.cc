@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string_view>
 #include <utility>
 
@@ -994,20 +995,72 @@ Status SqliteStore::put_draws(const std::vector<Draw>& draws) {
 namespace {
 
 // Turns the connection's foreign-key and CHECK enforcement back on when destroyed (after
-// the import's transaction ended: the foreign_keys pragma is a no-op inside a transaction).
+// the import's transaction ended: the foreign_keys pragma is a no-op inside a transaction),
+// and, when the import ran with a rollback journal (`rollback_journal`, below), the
+// store's WAL mode and synchronous = NORMAL.
 class ForeignKeysBackOn {
  public:
   explicit ForeignKeysBackOn(sqlite3* db) : db_(db) {}
-  ForeignKeysBackOn(ForeignKeysBackOn&& o) noexcept : db_(std::exchange(o.db_, nullptr)) {}
+  ForeignKeysBackOn(ForeignKeysBackOn&& o) noexcept
+      : rollback_journal(o.rollback_journal), db_(std::exchange(o.db_, nullptr)) {}
   ForeignKeysBackOn& operator=(ForeignKeysBackOn&&) = delete;
   ~ForeignKeysBackOn() {
-    if (db_ != nullptr)
-      sqlite3_exec(db_, "PRAGMA foreign_keys = ON; PRAGMA ignore_check_constraints = OFF", nullptr, nullptr, nullptr);
+    if (db_ == nullptr) return;
+    sqlite3_exec(db_, "PRAGMA foreign_keys = ON; PRAGMA ignore_check_constraints = OFF", nullptr, nullptr, nullptr);
+    // Fails only if another connection opened the store meanwhile; Store::open sets WAL
+    // mode again on every read-write open, so the file never stays in rollback mode.
+    if (rollback_journal)
+      sqlite3_exec(db_, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL", nullptr, nullptr, nullptr);
   }
+  bool rollback_journal = false;
 
  private:
   sqlite3* db_;
 };
+
+// `text` as an SQL string literal.
+std::string sql_quote(std::string_view text) {
+  std::string out = "'";
+  for (char c : text) (out += c) += c == '\'' ? "'" : "";
+  return out + "'";
+}
+
+// Switches an import into a store without draws from WAL to a rollback journal (issue 14).
+// In WAL mode every page the import writes goes to the log first and is copied into the
+// file by the checkpoint at the end (each page written twice, read once, and spilled
+// pages rewritten); with a rollback journal the pages appended past the file's original
+// end are written once, straight to the file, and only pages that existed before are
+// journaled. Atomicity is SQLite's rollback-journal commit (synchronous = FULL while it
+// lasts): a crash or SIGKILL leaves a hot journal that the next open rolls back, so the
+// store is as before the import. Only when this connection is the store's only one (the
+// switch needs an exclusive lock; it is tried without waiting) and the draws table is
+// empty (a store just created, where no other process is expected to read concurrently:
+// while the import runs, a process opening the store waits for it, where in WAL mode it
+// could read). Returns whether the switch was made.
+bool use_rollback_journal(sqlite3* db) {
+  sqlite3_stmt* st = nullptr;
+  bool empty = false;
+  if (sqlite3_prepare_v2(db, "SELECT NOT EXISTS (SELECT 1 FROM draws)", -1, &st, nullptr) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    empty = sqlite3_column_int(st, 0) == 1;
+  sqlite3_finalize(st);
+  if (!empty) return false;
+  sqlite3_busy_timeout(db, 0);
+  st = nullptr;
+  bool switched = false;
+  if (sqlite3_prepare_v2(db, "PRAGMA journal_mode = DELETE", -1, &st, nullptr) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW) {
+    const unsigned char* mode = sqlite3_column_text(st, 0);
+    switched = mode != nullptr && std::string_view(reinterpret_cast<const char*>(mode)) == "delete";
+  }
+  sqlite3_finalize(st);
+  sqlite3_busy_timeout(db, 10000);  // as Store::open sets it
+  if (switched && sqlite3_exec(db, "PRAGMA synchronous = FULL", nullptr, nullptr, nullptr) != SQLITE_OK) {
+    sqlite3_exec(db, "PRAGMA journal_mode = WAL", nullptr, nullptr, nullptr);
+    return false;
+  }
+  return switched;
+}
 
 }  // namespace
 
@@ -1051,6 +1104,29 @@ struct Store::BulkImport::Impl {
   // The constant columns of an imported draw (as DrawWriter::write binds them for a Draw
   // with status ok and extra {"imported": true}).
   std::string request_json, extra_json;
+  // New draws queued for one multi-row INSERT (issue 14): one statement per kBatch draws
+  // keeps SQLite's cursors open from row to row, so the rowid table and both indexes are
+  // appended to without a seek from the root per draw (the per-draw INSERT was about half
+  // of the import's instructions, callgrind). Only draws certainly new are queued, so a
+  // queued row never has a problem found later than its own add_outcome call: the store
+  // held no draw when the import began (`batching`), and the draw's key is greater than
+  // every key this import wrote or queued before (`max_key`; files written draw by draw in
+  // key order, as `export` writes them, queue every draw). Any other draw
+  // goes the per-row way (add_now) after the queue is written.
+  static constexpr size_t kBatch = 256;
+  struct Queued {
+    DrawKey key;
+    std::string cluster;
+    size_t begin = 0, end = 0;  // its outcomes: qout[begin, end)
+  };
+  std::vector<Queued> queue;
+  size_t nqueue = 0;
+  std::vector<Outcome> qout;
+  size_t nqout = 0;
+  bool batching = false;
+  bool any_key = false;  // max_key holds a key
+  DrawKey max_key;
+  std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)> batch_insert{nullptr, sqlite3_finalize};
   Impl(std::unique_lock<std::mutex> l, sqlite3* d, const std::string& p, ForeignKeysBackOn fk, DrawWriter w,
        Stmt o, Stmt i, Stmt drop, Stmt unlink)
       : lock(std::move(l)), db(d), path(p), fk_on(std::move(fk)), txn(d, "import", p), writer(std::move(w)),
@@ -1097,6 +1173,103 @@ struct Store::BulkImport::Impl {
     return Status::Ok();
   }
 
+  Status add_now(const DrawKey& key, const std::string& cluster, const Outcome& o, bool* duplicate, int64_t* draws);
+
+  // Whether `k` comes after max_key in (subject, item, condition, config, replicate) order.
+  bool after_max(const DrawKey& k) const {
+    if (!any_key) return true;
+    if (const int c = k.subject.compare(max_key.subject)) return c > 0;
+    if (const int c = k.item.compare(max_key.item)) return c > 0;
+    if (const int c = k.condition.compare(max_key.condition)) return c > 0;
+    if (const int c = k.config.compare(max_key.config)) return c > 0;
+    return k.replicate > max_key.replicate;
+  }
+  // Queues new draw `key` (its outcomes follow with push).
+  void open_draw(const DrawKey& key, const std::string& cluster) {
+    if (nqueue == queue.size()) queue.emplace_back();
+    Queued& q = queue[nqueue++];
+    q.key.subject = key.subject;
+    q.key.item = key.item;
+    q.key.condition = key.condition;
+    q.key.config = key.config;
+    q.key.replicate = key.replicate;
+    q.cluster = cluster;
+    q.begin = q.end = nqout;
+    max_key = q.key;
+    any_key = true;
+  }
+  // Whether the last queued draw has an outcome named `name`.
+  bool queued_name(const std::string& name) const {
+    const Queued& q = queue[nqueue - 1];
+    for (size_t j = q.begin; j < q.end; ++j)
+      if (qout[j].name == name) return true;
+    return false;
+  }
+  void push(const Outcome& o) {
+    if (nqout == qout.size()) qout.emplace_back();
+    Outcome& p = qout[nqout++];
+    p.name = o.name;
+    p.value = o.value;
+    p.label = o.label;
+    queue[nqueue - 1].end = nqout;
+  }
+  // Queued draw i got id `id`: its outcomes into the chunk.
+  Status chunk_queued(size_t i, int64_t id) {
+    const Queued& q = queue[i];
+    chunk.append_draw(id, qout.data() + q.begin, q.end - q.begin);
+    if (chunk.size() >= store_internal::kChunkValues) return write_chunk();
+    return Status::Ok();
+  }
+  // Writes the queued draws (a full group with one INSERT, fewer one by one) and their
+  // outcomes into the chunk.
+  Status flush_queue(int64_t* draws) {
+    if (nqueue == 0) return Status::Ok();
+    auto stored_already = [&](const DrawKey& k) {  // excluded by the queueing rule above
+      return Internal(fmt::format("store {}: import {}: a queued new draw is stored already", path, k.to_string()));
+    };
+    if (nqueue < kBatch) {
+      for (size_t i = 0; i < nqueue; ++i) {
+        NF_ASSIGN_OR_RETURN(const bool inserted, insert_new_draw(queue[i].key, queue[i].cluster));
+        if (!inserted) return stored_already(queue[i].key);
+        NF_RETURN_IF_ERROR(chunk_queued(i, sqlite3_last_insert_rowid(db)));
+      }
+    } else {
+      sqlite3_stmt* st = batch_insert.get();
+      int rc = SQLITE_OK;
+      auto text = [&](int i, const std::string& v) {
+        if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
+      };
+      for (size_t i = 0; i < kBatch; ++i) {
+        const Queued& q = queue[i];
+        const int p = static_cast<int>(6 * i);
+        text(p + 1, q.key.subject);
+        text(p + 2, q.key.item);
+        text(p + 3, q.key.condition);
+        text(p + 4, q.key.config);
+        if (rc == SQLITE_OK) rc = sqlite3_bind_int64(st, p + 5, q.key.replicate);
+        text(p + 6, q.cluster);
+      }
+      if (rc == SQLITE_OK) {
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_DONE) rc = SQLITE_OK;
+      }
+      const int changes = sqlite3_changes(db);
+      const int64_t last = sqlite3_last_insert_rowid(db);
+      sqlite3_reset(st);
+      sqlite3_clear_bindings(st);  // the bound strings are the queue's
+      if (rc != SQLITE_OK) return sqlite_status(db, rc, "import: insert draws", path);
+      if (static_cast<size_t>(changes) != kBatch) return stored_already(queue[0].key);
+      // A new row's rowid is max(rowid) + 1 (a table without AUTOINCREMENT), rows in
+      // VALUES order: draw i got last - (kBatch - 1) + i.
+      for (size_t i = 0; i < kBatch; ++i)
+        NF_RETURN_IF_ERROR(chunk_queued(i, last - static_cast<int64_t>(kBatch - 1 - i)));
+    }
+    *draws += static_cast<int64_t>(nqueue);
+    nqueue = 0;
+    nqout = 0;
+    return Status::Ok();
+  }
+
   // A draw of this import met again on a later, non-adjacent row: its outcomes so far move
   // from its chunk (in memory or written) to `outcomes` rows (ord 0, 1, ...), where the
   // primary key finds a repeated name as for any row-form draw.
@@ -1129,6 +1302,7 @@ Result<std::unique_ptr<Store::BulkImport>> SqliteStore::begin_bulk_import() {
   NF_RETURN_IF_ERROR(exec(db_, "PRAGMA foreign_keys = OFF", "import: foreign keys", path_));
   ForeignKeysBackOn fk_on(db_);
   NF_RETURN_IF_ERROR(exec(db_, "PRAGMA ignore_check_constraints = ON", "import: check constraints", path_));
+  fk_on.rollback_journal = use_rollback_journal(db_);
   NF_ASSIGN_OR_RETURN(DrawWriter w, DrawWriter::prepare(db_, path_));
   NF_ASSIGN_OR_RETURN(Stmt outcome, Stmt::prepare(db_,
       "INSERT OR IGNORE INTO outcomes(draw_id, name, ord, value, label) "
@@ -1154,22 +1328,43 @@ Result<std::unique_ptr<Store::BulkImport>> SqliteStore::begin_bulk_import() {
     impl->new_draw.reset(st);
     if (rc != SQLITE_OK) return sqlite_status(db_, rc, "import: insert draw", path_);
   }
+  {
+    // kBatch rows of the statement above, 6 anonymous parameters each (numbered ones
+    // cost SQLite a quadratic lookup when preparing); the constant columns as literals.
+    // OR IGNORE, not ON CONFLICT DO NOTHING: with every constraint's conflict resolved by
+    // ignoring the row, no row can abort the statement half way, so SQLite keeps no
+    // statement journal (with DO NOTHING it copied ~3,000 pages per 1M values into one, a
+    // temporary file). No row is ignored: no column is NULL, CHECKs are off for the import,
+    // and a queued key is new (flush_queue checks that all kBatch rows were inserted).
+    impl->now = now_s();
+    const std::string row = fmt::format("(?, ?, ?, ?, ?, ?, 'ok', {}, '', '', '', 0.0, NULL, NULL, '', '', '', 0, 1, {}, {})",
+                                        sql_quote(dump_json(json())), sql_quote(dump_json(json{{"imported", true}})),
+                                        impl->now);
+    std::string values;
+    for (size_t i = 0; i < BulkImport::Impl::kBatch; ++i) (values += i == 0 ? "" : ", ") += row;
+    const std::string sql = fmt::format(
+        "INSERT OR IGNORE INTO draws({}) VALUES {}", kDrawColumns, values);
+    sqlite3_stmt* st = nullptr;
+    const int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, &st, nullptr);
+    impl->batch_insert.reset(st);
+    if (rc != SQLITE_OK) return sqlite_status(db_, rc, "import: insert draws", path_);
+  }
   NF_RETURN_IF_ERROR(impl->txn.begin());
   {
     NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_, "SELECT coalesce(max(id), 0) FROM draws", "import", path_));
     NF_ASSIGN_OR_RETURN(bool row, q.step());
     impl->base_id = row ? q.int64(0) : 0;
   }
-  impl->now = now_s();
+  impl->batching = impl->base_id == 0;  // no draw stored (Impl::queue)
   impl->request_json = dump_json(json());
   impl->extra_json = dump_json(json{{"imported", true}});
   return std::unique_ptr<BulkImport>(new BulkImport(std::move(impl)));
 }
 
-Status Store::BulkImport::add_outcome(const DrawKey& key, const std::string& cluster, const Outcome& o,
-                                      bool* duplicate) {
-  Impl& m = *impl_;
-  *duplicate = false;
+// The per-row path (all the import did before new draws were queued; see Impl::queue).
+Status Store::BulkImport::Impl::add_now(const DrawKey& key, const std::string& cluster, const Outcome& o,
+                                        bool* duplicate, int64_t* draws) {
+  Impl& m = *this;
   if (std::isnan(o.value))
     return InvalidArgument(fmt::format("store {}: import {}: outcome '{}' has value NaN", m.path, key.to_string(), o.name));
   if (m.last_id < 0 || key.replicate != m.last_key.replicate || key.item != m.last_key.item ||
@@ -1195,7 +1390,7 @@ Status Store::BulkImport::add_outcome(const DrawKey& key, const std::string& clu
     if (inserted) {
       m.last_id = sqlite3_last_insert_rowid(m.db);
       m.buffering = true;
-      ++draws_;
+      ++*draws;
     } else if (id > m.base_id) {
       m.last_id = id;  // a draw of this import, seen on an earlier row: its outcomes become rows
       m.buffering = false;
@@ -1220,7 +1415,7 @@ Status Store::BulkImport::add_outcome(const DrawKey& key, const std::string& clu
       NF_RETURN_IF_ERROR(m.writer.write(m.db, m.path, d, m.now));
       m.last_id = sqlite3_last_insert_rowid(m.db);
       m.buffering = true;
-      ++draws_;
+      ++*draws;
     }
     m.last_key = key;
   }
@@ -1252,7 +1447,49 @@ Status Store::BulkImport::put_item(const std::string& id, const std::string& clu
   return m.item.run();
 }
 
+Status Store::BulkImport::add_outcome(const DrawKey& key, const std::string& cluster, const Outcome& o,
+                                      bool* duplicate) {
+  Impl& m = *impl_;
+  *duplicate = false;
+  if (m.batching && !std::isnan(o.value)) {
+    // Short strings compared inline (std::string's == is an out-of-line call here, 7% of
+    // the import's instructions at 5 per row).
+    auto same = [](const std::string& a, const std::string& b) {
+      if (a.size() != b.size()) return false;
+      for (size_t i = 0; i < a.size(); ++i)
+        if (a[i] != b[i]) return false;
+      return true;
+    };
+    const Impl::Queued* last = m.nqueue > 0 ? &m.queue[m.nqueue - 1] : nullptr;
+    if (last != nullptr && key.replicate == last->key.replicate && same(key.item, last->key.item) &&
+        same(key.subject, last->key.subject) && same(key.condition, last->key.condition) &&
+        same(key.config, last->key.config)) {
+      if (m.queued_name(o.name)) {
+        *duplicate = true;
+        return Status::Ok();
+      }
+      m.push(o);
+      return Status::Ok();
+    }
+    if (key.replicate >= 0 && m.after_max(key)) {
+      if (m.nqueue == Impl::kBatch) NF_RETURN_IF_ERROR(m.flush_queue(&draws_));
+      if (m.last_id >= 0) {  // the per-row path wrote the draw before: its outcomes into the chunk
+        NF_RETURN_IF_ERROR(m.flush());
+        m.last_id = -1;
+      }
+      m.open_draw(key, cluster);
+      m.push(o);
+      return Status::Ok();
+    }
+  }
+  // Not queued (a key out of order, a store that held draws, a problem to report): the
+  // queue is written first, so the per-row path sees every draw before this row.
+  NF_RETURN_IF_ERROR(m.flush_queue(&draws_));
+  return m.add_now(key, cluster, o, duplicate, &draws_);
+}
+
 Status Store::BulkImport::commit() {
+  NF_RETURN_IF_ERROR(impl_->flush_queue(&draws_));
   NF_RETURN_IF_ERROR(impl_->flush());
   NF_RETURN_IF_ERROR(impl_->write_chunk());
   return impl_->txn.commit();

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -200,6 +201,67 @@ TEST(ImportDrawsStreamCli, AnInterruptedImportLeavesNothingBehind) {
   auto rows = (*s)->outcome_rows();
   ASSERT_TRUE(rows.ok());
   EXPECT_EQ(rows->size(), 2u);
+}
+
+// An import into a store without draws runs with a rollback journal (issue 14, store.cc
+// use_rollback_journal) instead of the write-ahead log: killed with SIGKILL (which no
+// handler sees) after its pages began to reach the file, it leaves the store and a hot
+// journal, and the next open rolls the import back: no draw, WAL mode again.
+TEST(ImportDrawsStreamCli, AKilledImportIsRolledBack) {
+  TempDir d;
+  const std::string fifo = d / "feed.csv";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::string store = d / "s.sqlite";
+  testing::Child child = testing::spawn({"import", "draws", fifo, "--store", store}, d / "child-stderr.txt");
+  int fd = -1;
+  for (int i = 0; i < 1000 && fd < 0; ++i) {
+    fd = open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+    if (fd < 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(fcntl(fd, F_SETFL, 0), 0);  // blocking writes from here
+  std::string text = kHeader;
+  for (int i = 0; i < 5000; ++i)  // 50,000 draws: about 8 MB of store
+    for (int r = 0; r < 10; ++r) text += "m,q" + std::to_string(i) + ",,none,default," + std::to_string(r) + ",o,1\n";
+  for (size_t off = 0; off < text.size();) {
+    const ssize_t n = write(fd, text.data() + off, text.size() - off);
+    ASSERT_GT(n, 0);
+    off += static_cast<size_t>(n);
+  }
+  // The import's pages spill into the file once they outgrow SQLite's page cache (2 MB).
+  std::error_code ec;
+  for (int i = 0; i < 1000 && !(std::filesystem::exists(store + "-journal") &&
+                                 std::filesystem::file_size(store, ec) > (3u << 20));
+       ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_TRUE(std::filesystem::exists(store + "-journal")) << testing::slurp(d / "child-stderr.txt");
+  EXPECT_GT(std::filesystem::file_size(store, ec), 3u << 20);
+  testing::kill_and_wait(child, SIGKILL);
+  close(fd);
+  {
+    auto s = Store::open_existing(store);
+    ASSERT_TRUE(s.ok()) << s.status().to_string();
+    EXPECT_EQ(*(*s)->draw_count(), 0);
+    auto items = (*s)->items();
+    ASSERT_TRUE(items.ok());
+    EXPECT_TRUE(items->empty());
+  }
+  EXPECT_FALSE(std::filesystem::exists(store + "-journal"));
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(store.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "wal");
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  // The same file imports completely into that store.
+  testing::write_text(d / "full.csv", text);
+  const auto r = run_cli("import draws " + d / "full.csv" + " --store " + store, d.path());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  auto s = Store::open_existing(store);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(*(*s)->draw_count(), 50000);
 }
 
 // A store whose file and folder are read-only (chmod a-w) is analyzed, checked and

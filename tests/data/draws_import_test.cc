@@ -3,9 +3,12 @@
 #include "data/draws_import.h"
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -455,6 +458,58 @@ TEST_F(DrawsImportTest, UnknownExtensionAndMissingFile) {
   Result<std::vector<LongDrawRow>> r = read_long_draws("/nonexistent/draws.csv");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
+}
+
+// The CSV reader reads 1 MiB blocks and parses a record cut by a block's end again once
+// the next block is read (issue 14). The cut is moved through every byte of a quoted field
+// holding "", a comma and a CRLF, and of the CRLFs that end records: the fields, their
+// lines and a later error's line are those of an uncut file.
+TEST_F(DrawsImportTest, RecordsCutByTheReadBlockParseAsWhole) {
+  const size_t kBlock = size_t{1} << 20;
+  const std::string header = "subject,item,cluster,condition,config,replicate,outcome,value,label\r\n";
+  const std::string pre = "m,q1,,n,d,0,o,1,";
+  const std::string special = "m,q2,,n,d,0,o,1,\"a\"\"b,c\r\nd\"\r\nm,q3,,n,d,0,o,0,x\r\nm,q4,,n,d,z,o,1,\r\n";
+  for (size_t cut = 0; cut <= special.size(); ++cut) {
+    const size_t pad = kBlock - cut - header.size() - pre.size() - 2;  // the block ends `cut` bytes into special
+    const std::string p = write(".csv", header + pre + std::string(pad, 'p') + "\r\n" + special);
+    std::vector<std::pair<LongDrawRow, size_t>> rows;
+    const Status st = for_each_long_draw(p, [&](const LongDrawRow& r, size_t line) -> Status {
+      rows.emplace_back(r, line);
+      return Status::Ok();
+    });
+    ASSERT_EQ(rows.size(), 3u) << "cut " << cut;
+    EXPECT_EQ(rows[0].first.label.size(), pad) << cut;
+    EXPECT_EQ(rows[0].second, 2u) << cut;
+    EXPECT_EQ(rows[1].first.item, "q2") << cut;
+    EXPECT_EQ(rows[1].first.label, "a\"b,c\r\nd") << cut;
+    EXPECT_EQ(rows[1].second, 3u) << cut;
+    EXPECT_EQ(rows[2].first.label, "x") << cut;
+    EXPECT_EQ(rows[2].first.value, 0.0) << cut;
+    EXPECT_EQ(rows[2].second, 5u) << cut;
+    EXPECT_THAT(st.message(), HasSubstr(p + ":6: replicate: expected a non-negative integer, got 'z'")) << cut;
+    fs::remove(p);
+  }
+}
+
+// A record longer than the read block (a 2.5 MB quoted label with "" in it, over three
+// blocks) is read whole; the rows after it keep their lines.
+TEST_F(DrawsImportTest, ARecordLongerThanTheReadBlock) {
+  std::string big;
+  for (int i = 0; i < 250000; ++i) big += "x\"\"yz,\n789";  // 10 bytes decoded, 12 written
+  const std::string p = write(".csv", std::string(kHeader).substr(0, std::strlen(kHeader) - 1) + ",label\n" +
+                                          "m,q1,,n,d,0,o,1,\"" + big + "\"\nm,q2,,n,d,0,o,1,\nm,q3,,n,d,0,o,x,y\n");
+  std::vector<std::pair<LongDrawRow, size_t>> rows;
+  const Status st = for_each_long_draw(p, [&](const LongDrawRow& r, size_t line) -> Status {
+    rows.emplace_back(r, line);
+    return Status::Ok();
+  });
+  ASSERT_EQ(rows.size(), 2u) << st.message();
+  std::string decoded;
+  for (int i = 0; i < 250000; ++i) decoded += "x\"yz,\n789";
+  EXPECT_EQ(rows[0].first.label, decoded);
+  EXPECT_EQ(rows[1].second, 250003u);  // q1 spans lines 2..250002
+  // q3's value is a label among numbers: an error on its own line.
+  EXPECT_THAT(st.message(), HasSubstr(p + ":250004: value:"));
 }
 
 }  // namespace

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <string>
 
+#include <sqlite3.h>
+
 #include "common/test_data.h"
 #include "data/draws_import.h"
 #include "runner/import.h"
@@ -198,6 +200,109 @@ TEST(StreamingImport, TheFirstErrorInTheFileWinsAcrossParserBlocks) {
   ASSERT_TRUE(ok.ok()) << ok.status().to_string();
   EXPECT_EQ(ok->rows, 12000);
   EXPECT_EQ(*(*s)->draw_count(), 12000);
+}
+
+// Into a store without draws, new draws whose keys come in increasing order are queued
+// and inserted 256 at a time by one multi-row INSERT (store.cc BulkImport::Impl::queue);
+// a draw out of order (one whose rows come back later in the file, or a key below the
+// greatest so far) is written row by row after the queue. The stored rows must be those
+// of the in-memory import whichever way the rows fall.
+TEST(StreamingImport, GroupedDrawsWriteWhatTheInMemoryImportWrites) {
+  testing::TempDir dir;
+  const std::string header = "subject,item,cluster,condition,config,replicate,outcome,value,label\n";
+  auto row = [](int i, const std::string& outcome, int v) {  // items i0000, i0001, ...: in key order
+    const std::string n = std::to_string(i);
+    return "m,i" + std::string(4 - std::min<size_t>(4, n.size()), '0') + n + ",c" + std::to_string(i / 7) +
+           ",none,default,0," + outcome + "," + std::to_string(v) + ",\n";
+  };
+  // 600 draws with outcome a, then the same 600 again with outcome b: every draw of the
+  // second pass is stored already (row by row: each draw's outcomes leave its chunk).
+  std::string two_passes = header;
+  for (int i = 0; i < 600; ++i) two_passes += row(i, "a", i % 2);
+  for (int i = 0; i < 600; ++i) two_passes += row(i, "b", (i / 3) % 2);
+  expect_same_as_in_memory(write(dir, "two_passes.csv", two_passes));
+  // A draw that comes back while its group is queued (i300 after i305), in the second group.
+  std::string within = header;
+  for (int i = 0; i < 306; ++i) within += row(i, "a", 1);
+  within += row(300, "b", 0);
+  for (int i = 306; i < 900; ++i) within += row(i, "a", 0);
+  expect_same_as_in_memory(write(dir, "within.csv", within));
+  // ... and one that comes back after its group was written (i3 after 600 draws).
+  std::string after = header;
+  for (int i = 0; i < 600; ++i) after += row(i, "a", i % 3 == 0);
+  after += row(3, "b", 1);
+  for (int i = 600; i < 700; ++i) after += row(i, "a", 1);
+  expect_same_as_in_memory(write(dir, "after.csv", after));
+  // Keys in decreasing order, then increasing ones among draws that come back.
+  std::string unsorted = header;
+  for (int i = 400; i >= 0; --i) unsorted += row(i, "a", i % 2) + row(i, "b", 1);
+  for (int i = 0; i < 300; ++i) unsorted += row(500 + i, "a", 0) + row(i * 3, "c", 1);
+  expect_same_as_in_memory(write(dir, "unsorted.csv", unsorted));
+  // Exactly two groups, and two groups and one draw.
+  std::string exact = header;
+  for (int i = 0; i < 512; ++i) exact += row(i, "a", i % 2);
+  expect_same_as_in_memory(write(dir, "exact.csv", exact));
+  expect_same_as_in_memory(write(dir, "exact1.csv", exact + row(512, "a", 1)));
+}
+
+// A problem of a row whose draw waits in the queue is reported on that row, before any
+// later row's error: the first problem in the file is the one reported.
+TEST(StreamingImport, AProblemInAGroupComesBeforeALaterRowsError) {
+  testing::TempDir dir;
+  const std::string header = "subject,item,cluster,condition,config,replicate,outcome,value\n";
+  std::string rows;
+  for (int i = 0; i < 300; ++i) rows += "m,q" + std::to_string(i) + ",,n,d,0,o,1\n";
+  // Line 302 repeats line 7 (q5); then a row of a different kind of error.
+  const std::string dup = "m,q5,,n,d,0,o,0\n";
+  const std::string then_cluster = write(dir, "a.csv", header + rows + dup + "m,q6,cX,n,d,1,o,1\n");
+  const std::string then_parse = write(dir, "b.csv", header + rows + dup + "m,q,,n,d,x,o,1\n");
+  const std::string then_end = write(dir, "c.csv", header + rows + dup);
+  auto s = Store::open((fs::path(dir.path()) / "s.sqlite").string());
+  ASSERT_TRUE(s.ok());
+  for (const std::string& p : {then_cluster, then_parse, then_end}) {
+    auto r = import_long_draws_file(p, **s, "s");
+    ASSERT_FALSE(r.ok()) << p;
+    EXPECT_THAT(r.status().message(), HasSubstr(p + ":302: outcome: duplicate row for (subject=m, item=q5, "
+                                                "condition=n, config=d, replicate=0, outcome=o) (first on line 7)"));
+  }
+  EXPECT_EQ(*(*s)->draw_count(), 0);
+  // A repeated name within one draw while earlier draws wait in the group.
+  const std::string same_draw = write(dir, "d.csv", header + rows + "m,r,,n,d,0,o,1\nm,r,,n,d,0,o,0\n");
+  auto r = import_long_draws_file(same_draw, **s, "s");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr(same_draw + ":303: outcome: duplicate row for (subject=m, item=r, "
+                                              "condition=n, config=d, replicate=0, outcome=o) (first on line 302)"));
+  EXPECT_EQ(*(*s)->draw_count(), 0);
+}
+
+// Into a store without draws the import runs with a rollback journal (store.cc
+// use_rollback_journal); the store is in WAL mode again afterwards, and a second import
+// (into a store with draws) keeps WAL mode throughout.
+TEST(StreamingImport, TheStoreIsInWalModeAfterAnImport) {
+  testing::TempDir dir;
+  const std::string store = (fs::path(dir.path()) / "s.sqlite").string();
+  std::string text = "subject,item,cluster,condition,config,replicate,outcome,value\n";
+  for (int i = 0; i < 600; ++i) text += "m,q" + std::to_string(i) + ",,n,d,0,o,1\n";
+  {
+    auto s = Store::open(store);
+    ASSERT_TRUE(s.ok());
+    auto r = import_long_draws_file(write(dir, "a.csv", text), **s, "s");
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    EXPECT_FALSE(fs::exists(store + "-journal"));
+    std::string more = "subject,item,cluster,condition,config,replicate,outcome,value\n";
+    for (int i = 0; i < 600; ++i) more += "m,q" + std::to_string(i) + ",,n,d,1,o,0\n";
+    r = import_long_draws_file(write(dir, "b.csv", more), **s, "s");
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    EXPECT_EQ(*(*s)->draw_count(), 1200);
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(store.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "wal");
+  sqlite3_finalize(st);
+  sqlite3_close(db);
 }
 
 TEST(StreamingImport, ReimportIsRefusedAndAnApiErrorDrawIsReplaced) {
