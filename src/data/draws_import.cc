@@ -27,6 +27,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "data/import_messages.h"
 #include "data/json_line.h"
 #include "util/strings.h"
 
@@ -651,10 +652,8 @@ Result<std::vector<LongDrawRow>> read_long_draws(const std::string& path, const 
   const Status scanned = for_each_long_draw(path, [&](const LongDrawRow& row, size_t line) -> Status {
     auto key = std::make_tuple(row.subject, row.item, row.condition, row.config, row.replicate, row.outcome);
     if (auto d = seen.find(key); d != seen.end())
-      return InvalidArgument(fmt::format("{}:{}: outcome: duplicate row for (subject={}, item={}, condition={}, "
-                                         "config={}, replicate={}, outcome={}) (first on line {})",
-                                         path, line, row.subject, row.item, row.condition, row.config, row.replicate,
-                                         row.outcome, d->second));
+      return duplicate_row_error(path, line, DrawKey{row.subject, row.item, row.condition, row.config, row.replicate},
+                                 row.outcome, d->second);
     seen.emplace(std::move(key), line);
     out.push_back(row);
     return Status::Ok();
