@@ -29,6 +29,7 @@
 
 #include "data/import_messages.h"
 #include "data/json_line.h"
+#include "data/key_spellings.h"
 #include "util/strings.h"
 
 namespace nf {
@@ -90,27 +91,11 @@ NumberParse parse_number(std::string_view s, double* out) {
   return NumberParse::kNumber;
 }
 
-/// `v` for messages: newlines and tabs escaped, cut to 40 characters.
-std::string escaped(std::string_view v) {
-  std::string out;
-  for (char c : v) {
-    if (out.size() >= 40) {
-      out += "...";
-      break;
-    }
-    if (c == '\n') out += "\\n";
-    else if (c == '\r') out += "\\r";
-    else if (c == '\t') out += "\\t";
-    else out += c;
-  }
-  return out;
-}
-
-/// A value as written, for messages: trimmed, escaped (above).
-std::string shown(std::string_view v) { return escaped(trim_view(v)); }
+/// A value as written, for messages: trimmed, escaped (escaped_for_message).
+std::string shown(std::string_view v) { return escaped_for_message(trim_view(v)); }
 
 /// A label as written, quoted so that surrounding spaces show: 'B ' (escaped as above).
-std::string spelled(std::string_view v) { return "'" + escaped(v) + "'"; }
+std::string spelled(std::string_view v) { return spelled_for_message(v); }
 
 bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -156,7 +141,11 @@ struct LabelSpellings {
 /// and value checks that must persist across rows.
 class RowConverter {
  public:
-  RowConverter(const std::string& path, const LongDrawChecks& checks) : path_(path) {
+  RowConverter(const std::string& path, const LongDrawChecks& checks)
+      : path_(path),
+        keys_{KeySpellings(path, kColName[kSubject]), KeySpellings(path, kColName[kItem]),
+              KeySpellings(path, kColName[kCluster]), KeySpellings(path, kColName[kCondition]),
+              KeySpellings(path, kColName[kConfig])} {
     for (const auto& name : checks.binary) outcomes_[name].declared_binary = true;
   }
 
@@ -207,6 +196,13 @@ class RowConverter {
     if (row->cluster.empty()) row->cluster = row->item;
     if (row->condition.empty()) row->condition = "none";
     if (row->config.empty()) row->config = "default";
+    // Key values that differ only by surrounding whitespace would be two items (subjects,
+    // ...): refused; by case: a warning. A string compare per row, a lookup per new value.
+    NF_RETURN_IF_ERROR(keys_[kSubject].check(row->subject, line));
+    NF_RETURN_IF_ERROR(keys_[kItem].check(row->item, line));
+    NF_RETURN_IF_ERROR(keys_[kCluster].check(row->cluster, line));
+    NF_RETURN_IF_ERROR(keys_[kCondition].check(row->condition, line));
+    NF_RETURN_IF_ERROR(keys_[kConfig].check(row->config, line));
     if (const std::string_view st = trim_view(f[kStatus]); !st.empty() && st != "ok")
       return err(kStatus, fmt::format("'{}': only ok draws carry outcomes (api_error, parse_error and refused "
                                       "draws have none to import)",
@@ -304,6 +300,7 @@ class RowConverter {
                                            name, join(seen, ", "), did_you_mean(name, seen)));
     }
     if (warnings == nullptr) return Status::Ok();
+    for (const KeySpellings& k : keys_) k.append_warnings(warnings);
     warnings->insert(warnings->end(), notes_.begin(), notes_.end());
     for (const auto& name : names) {
       const OutcomeCheck& oc = outcomes_.at(name);
@@ -346,6 +343,7 @@ class RowConverter {
   }
 
   const std::string& path_;
+  std::array<KeySpellings, kConfig + 1> keys_;  // by Col: subject, item, cluster, condition, config
   std::unordered_map<std::string, std::unordered_map<std::string, int>> categories_;  // outcome -> label -> index
   std::unordered_map<std::string, OutcomeCheck> outcomes_;  // pointers stay valid as it grows
   std::pair<const std::string, OutcomeCheck>* last_ = nullptr;  // the last row's outcome
