@@ -198,11 +198,12 @@ class RowConverter {
     if (row->config.empty()) row->config = "default";
     // Key values that differ only by surrounding whitespace would be two items (subjects,
     // ...): refused; by case: a warning. A string compare per row, a lookup per new value.
-    NF_RETURN_IF_ERROR(keys_[kSubject].check(row->subject, line));
-    NF_RETURN_IF_ERROR(keys_[kItem].check(row->item, line));
-    NF_RETURN_IF_ERROR(keys_[kCluster].check(row->cluster, line));
-    NF_RETURN_IF_ERROR(keys_[kCondition].check(row->condition, line));
-    NF_RETURN_IF_ERROR(keys_[kConfig].check(row->config, line));
+    for (const auto& [col, value] : {std::pair<int, const std::string*>{kSubject, &row->subject},
+                                     {kItem, &row->item},
+                                     {kCluster, &row->cluster},
+                                     {kCondition, &row->condition},
+                                     {kConfig, &row->config}})
+      if (!keys_[col].repeats(*value)) NF_RETURN_IF_ERROR(keys_[col].check_new(*value, line));
     if (const std::string_view st = trim_view(f[kStatus]); !st.empty() && st != "ok")
       return err(kStatus, fmt::format("'{}': only ok draws carry outcomes (api_error, parse_error and refused "
                                       "draws have none to import)",

@@ -64,8 +64,7 @@ KeySpellings::KeySpellings(std::string path, std::string column, std::string nou
   }
 }
 
-Status KeySpellings::check(std::string_view value, size_t line) {
-  if (have_last_ && value == last_) return Status::Ok();  // consecutive rows mostly repeat a key
+Status KeySpellings::check_new(std::string_view value, size_t line) {
   auto it = seen_.find(value);
   if (it == seen_.end()) {
     if (trimmed(value).empty())

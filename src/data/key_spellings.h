@@ -51,7 +51,14 @@ class KeySpellings {
   KeySpellings(std::string path, std::string column, std::string nouns = "");
 
   /// Checks `value` (as the import will store it) of the row on `line` (1-based).
-  Status check(std::string_view value, size_t line);
+  Status check(std::string_view value, size_t line) { return repeats(value) ? Status::Ok() : check_new(value, line); }
+
+  /// Whether `value` is the previous check's value (then check() has nothing to do): the
+  /// per-row fast path, inline so that a row repeating its keys costs a compare each.
+  bool repeats(std::string_view value) const { return have_last_ && value == last_; }
+
+  /// check() of a value that is not the previous one.
+  Status check_new(std::string_view value, size_t line);
 
   /// Appends the case-only warnings (one line each) to `*out`.
   void append_warnings(std::vector<std::string>* out) const;
