@@ -193,17 +193,28 @@ class RowConverter {
     if (row->subject.empty()) return err(kSubject, "empty");
     if (row->item.empty()) return err(kItem, "empty");
     if (row->outcome.empty()) return err(kOutcome, "empty");
-    if (row->cluster.empty()) row->cluster = row->item;
+    const bool cluster_defaulted = row->cluster.empty();
+    if (cluster_defaulted) row->cluster = row->item;
     if (row->condition.empty()) row->condition = "none";
     if (row->config.empty()) row->config = "default";
     // Key values that differ only by surrounding whitespace would be two items (subjects,
     // ...): refused; by case: a warning. A string compare per row, a lookup per new value.
+    // A defaulted cluster is the item, so while no row has named a cluster the item check
+    // covers the cluster column (no second map of the items: a file without a cluster
+    // column pays for its items once). At the first named cluster the cluster column
+    // takes the values it had so far, the items met before this row, and is checked
+    // from then on.
+    if (!cluster_defaulted && !cluster_named_) {
+      cluster_named_ = true;
+      keys_[kCluster].copy_values_of(keys_[kItem]);
+    }
     for (const auto& [col, value] : {std::pair<int, const std::string*>{kSubject, &row->subject},
                                      {kItem, &row->item},
                                      {kCluster, &row->cluster},
                                      {kCondition, &row->condition},
                                      {kConfig, &row->config}})
-      if (!keys_[col].repeats(*value)) NF_RETURN_IF_ERROR(keys_[col].check_new(*value, line));
+      if ((col != kCluster || cluster_named_) && !keys_[col].repeats(*value))
+        NF_RETURN_IF_ERROR(keys_[col].check_new(*value, line));
     if (const std::string_view st = trim_view(f[kStatus]); !st.empty() && st != "ok")
       return err(kStatus, fmt::format("'{}': only ok draws carry outcomes (api_error, parse_error and refused "
                                       "draws have none to import)",
@@ -345,6 +356,7 @@ class RowConverter {
 
   const std::string& path_;
   std::array<KeySpellings, kConfig + 1> keys_;  // by Col: subject, item, cluster, condition, config
+  bool cluster_named_ = false;                  // a row so far had a non-empty cluster
   std::unordered_map<std::string, std::unordered_map<std::string, int>> categories_;  // outcome -> label -> index
   std::unordered_map<std::string, OutcomeCheck> outcomes_;  // pointers stay valid as it grows
   std::pair<const std::string, OutcomeCheck>* last_ = nullptr;  // the last row's outcome

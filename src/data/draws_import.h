@@ -74,9 +74,9 @@ struct LongDrawChecks {
 /// column (at most 5 warnings per column, then one counting the rest). The key checks
 /// cost a string compare per row and column and a hash lookup when a column's value
 /// changes; their memory is one hash-map node per distinct key value (about 75 bytes plus
-/// the value's bytes beyond 15: 1M items in 100k clusters about 83 MB; without a cluster
-/// column the cluster column holds the items again, about 150 MB). The label whitespace
-/// and case checks
+/// the value's bytes beyond 15: 1M items in 100k clusters about 83 MB; defaulted clusters
+/// are checked as the items they are, so a file without a cluster column holds its items
+/// once). The label whitespace and case checks
 /// keep at most 100 distinct spellings per outcome (and per `label` column); past that
 /// a warning says the rest are not checked. Outcomes not declared binary are never
 /// changed or dropped.

@@ -35,7 +35,12 @@ std::string escaped_for_message(std::string_view v) {
   return out;
 }
 
-std::string spelled_for_message(std::string_view v) { return "'" + escaped_for_message(v) + "'"; }
+std::string spelled_for_message(std::string_view v) {
+  std::string out = "'";  // appended, not "'" + ...: GCC 12 warns falsely on that (bug 105329)
+  out += escaped_for_message(v);
+  out += '\'';
+  return out;
+}
 
 size_t KeySpellings::FoldHash::operator()(std::string_view v) const {
   uint64_t h = 1469598103934665603ULL;  // FNV-1a, 64 bits

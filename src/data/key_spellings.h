@@ -60,6 +60,14 @@ class KeySpellings {
   /// check() of a value that is not the previous one.
   Status check_new(std::string_view value, size_t line);
 
+  /// Makes the values met so far those of `other` (with their first lines; not its
+  /// warnings): for a column whose values so far were another column's (import draws: a
+  /// defaulted cluster is the item). Call before this object checks any value.
+  void copy_values_of(const KeySpellings& other) {
+    seen_ = other.seen_;
+    variants_ = other.variants_;
+  }
+
   /// Appends the case-only warnings (one line each) to `*out`.
   void append_warnings(std::vector<std::string>* out) const;
 

@@ -355,6 +355,24 @@ TEST_F(DrawsImportTest, KeyValuesDifferingOnlyByWhitespaceAreRefused) {
   EXPECT_THAT(error_of(".csv", std::string(kHeader) + "m,q1,,n,d,0,o,1\nm,q2,q1 ,n,d,0,o,1\n"),
               HasSubstr(":3: cluster: values that differ only by surrounding whitespace: 'q1' (first on line 2) "
                         "and 'q1 ' (first on line 3)"));
+  // ... in either order; a named cluster after defaulted ones takes them as they were.
+  EXPECT_THAT(error_of(".csv", std::string(kHeader) + "m,q2,q1 ,n,d,0,o,1\nm,q1,,n,d,0,o,1\n"),
+              HasSubstr(":3: cluster: values that differ only by surrounding whitespace: 'q1 ' (first on line 2) "
+                        "and 'q1' (first on line 3)"));
+  // Item "q1 " in cluster "q1": one value in each column, no twin (the item was never a
+  // cluster value).
+  std::vector<std::string> warnings;
+  Result<std::vector<LongDrawRow>> ok =
+      read_long_draws(write(".csv", std::string(kHeader) + "m,q0,,n,d,0,o,1\nm,q1 ,q1,n,d,0,o,1\n"), {}, &warnings);
+  ASSERT_TRUE(ok.ok()) << ok.status().to_string();
+  EXPECT_EQ((*ok)[1].cluster, "q1");
+  // Without a cluster column a case twin of an item is one warning (the item's), not two.
+  ok = read_long_draws(write(".csv", "subject,item,condition,config,replicate,outcome,value\nm,q1,n,d,0,o,1\n"
+                                     "m,Q1,n,d,0,o,1\n"),
+                       {}, &warnings);
+  ASSERT_TRUE(ok.ok()) << ok.status().to_string();
+  ASSERT_EQ(warnings.size(), 1u) << ::testing::PrintToString(warnings);
+  EXPECT_THAT(warnings[0], HasSubstr(": item: values that differ only by letter case: 'q1' (first on line 2) and 'Q1'"));
   // The exported-draw JSONL form (outcomes array) is checked as well.
   EXPECT_THAT(error_of(".jsonl", R"({"subject":"m","item":"q1","replicate":0,"outcomes":[{"name":"o","value":1}]})"
                                  "\n"
