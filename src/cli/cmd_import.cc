@@ -298,8 +298,10 @@ int cmd_import(int argc, char** argv) {
                "outcome; one outcome's values are all numbers or all labels. Refused (exit 2, nothing\n"
                "written; a store the command created is removed, as on Ctrl-C): nan/inf, a non-zero\n"
                "value that underflows to 0 (1e-400), an outcome mixing numbers and labels (1O among\n"
-               "0/1), two labels that differ only by surrounding spaces ('B', 'B '), a repeated key\n"
-               "in a JSONL object, a file without rows. Labels differing only by case get a warning.\n"
+               "0/1), two labels that differ only by surrounding spaces ('B', 'B '), two values of a\n"
+               "key column (subject, item, cluster, condition, config) that do ('q1', 'q1 '), a\n"
+               "repeated key in a JSONL object, a file without rows. Labels and key values differing\n"
+               "only by case get a warning.\n"
                "--binary OUTCOME refuses any value of OUTCOME but 0/1/true/false; without it an\n"
                "outcome that is 0/1 except a few values gets a warning naming them (docs/store.md).\n"
                "Example: draws.csv holding the three lines\n"
@@ -312,7 +314,8 @@ int cmd_import(int argc, char** argv) {
                "judge votes, columns subject,subject_provider,item,cluster,judge,judge_provider,label\n"
                "(label 1/0, empty = missing vote).\n"
                "  noisefloor import labels FILE --store S.sqlite\n"
-               "human ratings, columns rater,subject,item,label.\n"
+               "human ratings, columns rater,subject,item,label. For votes and labels too, key values\n"
+               "that differ only by surrounding spaces are refused, by case warned about.\n"
                "  noisefloor import missing-info DIR --store S.sqlite\n"
                "the released files of seed 004 (votes.jsonl, key.json, labels_<RATER>.csv,\n"
                "perturbation_audit.csv). Subject providers come from the model name (gpt- openai,\n"
@@ -397,8 +400,10 @@ int cmd_import(int argc, char** argv) {
   }
   if (format == "probe-sheet") return import_probe_sheet(file, key_path, store_path, study_name, providers);
   if (format == "votes") {
-    auto votes = read_votes(file);
+    std::vector<std::string> warnings;
+    auto votes = read_votes(file, &warnings);
     if (!votes.ok()) return fail("import", votes.status());
+    for (const auto& w : warnings) std::fprintf(stderr, "import: warning: %s\n", w.c_str());
     auto store = Store::open(store_path);
     if (!store.ok()) return fail("import", store.status());
     Status st = ensure_study(**store, study_name);
@@ -408,8 +413,10 @@ int cmd_import(int argc, char** argv) {
     return 0;
   }
   if (format == "labels") {
-    auto labels = read_labels(file);
+    std::vector<std::string> warnings;
+    auto labels = read_labels(file, &warnings);
     if (!labels.ok()) return fail("import", labels.status());
+    for (const auto& w : warnings) std::fprintf(stderr, "import: warning: %s\n", w.c_str());
     auto store = Store::open(store_path);
     if (!store.ok()) return fail("import", store.status());
     Status st = ensure_study(**store, study_name);

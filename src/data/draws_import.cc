@@ -29,7 +29,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "data/import_messages.h"
 #include "data/json_line.h"
+#include "data/key_spellings.h"
 #include "util/strings.h"
 
 namespace nf {
@@ -110,27 +112,11 @@ NumberParse parse_number(std::string_view s, double* out) {
   return NumberParse::kNumber;
 }
 
-/// `v` for messages: newlines and tabs escaped, cut to 40 characters.
-std::string escaped(std::string_view v) {
-  std::string out;
-  for (char c : v) {
-    if (out.size() >= 40) {
-      out += "...";
-      break;
-    }
-    if (c == '\n') out += "\\n";
-    else if (c == '\r') out += "\\r";
-    else if (c == '\t') out += "\\t";
-    else out += c;
-  }
-  return out;
-}
-
-/// A value as written, for messages: trimmed, escaped (above).
-std::string shown(std::string_view v) { return escaped(trim_view(v)); }
+/// A value as written, for messages: trimmed, escaped (escaped_for_message).
+std::string shown(std::string_view v) { return escaped_for_message(trim_view(v)); }
 
 /// A label as written, quoted so that surrounding spaces show: 'B ' (escaped as above).
-std::string spelled(std::string_view v) { return "'" + escaped(v) + "'"; }
+std::string spelled(std::string_view v) { return spelled_for_message(v); }
 
 bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -176,7 +162,11 @@ struct LabelSpellings {
 /// and value checks that must persist across rows.
 class RowConverter {
  public:
-  RowConverter(const std::string& path, const LongDrawChecks& checks) : path_(path) {
+  RowConverter(const std::string& path, const LongDrawChecks& checks)
+      : path_(path),
+        keys_{KeySpellings(path, kColName[kSubject]), KeySpellings(path, kColName[kItem]),
+              KeySpellings(path, kColName[kCluster]), KeySpellings(path, kColName[kCondition]),
+              KeySpellings(path, kColName[kConfig])} {
     for (const auto& name : checks.binary) outcomes_[name].declared_binary = true;
   }
 
@@ -224,9 +214,28 @@ class RowConverter {
     if (row->subject.empty()) return err(kSubject, "empty");
     if (row->item.empty()) return err(kItem, "empty");
     if (row->outcome.empty()) return err(kOutcome, "empty");
-    if (row->cluster.empty()) row->cluster = row->item;
+    const bool cluster_defaulted = row->cluster.empty();
+    if (cluster_defaulted) row->cluster = row->item;
     if (row->condition.empty()) row->condition = "none";
     if (row->config.empty()) row->config = "default";
+    // Key values that differ only by surrounding whitespace would be two items (subjects,
+    // ...): refused; by case: a warning. A string compare per row, a lookup per new value.
+    // A defaulted cluster is the item, so while no row has named a cluster the item check
+    // covers the cluster column (no second map of the items: a file without a cluster
+    // column pays for its items once). At the first named cluster the cluster column
+    // takes the values it had so far, the items met before this row, and is checked
+    // from then on.
+    if (!cluster_defaulted && !cluster_named_) {
+      cluster_named_ = true;
+      keys_[kCluster].copy_values_of(keys_[kItem]);
+    }
+    for (const auto& [col, value] : {std::pair<int, const std::string*>{kSubject, &row->subject},
+                                     {kItem, &row->item},
+                                     {kCluster, &row->cluster},
+                                     {kCondition, &row->condition},
+                                     {kConfig, &row->config}})
+      if ((col != kCluster || cluster_named_) && !keys_[col].repeats(*value))
+        NF_RETURN_IF_ERROR(keys_[col].check_new(*value, line));
     if (const std::string_view st = trim_view(f[kStatus]); !st.empty() && st != "ok")
       return err(kStatus, fmt::format("'{}': only ok draws carry outcomes (api_error, parse_error and refused "
                                       "draws have none to import)",
@@ -324,6 +333,7 @@ class RowConverter {
                                            name, join(seen, ", "), did_you_mean(name, seen)));
     }
     if (warnings == nullptr) return Status::Ok();
+    for (const KeySpellings& k : keys_) k.append_warnings(warnings);
     warnings->insert(warnings->end(), notes_.begin(), notes_.end());
     for (const auto& name : names) {
       const OutcomeCheck& oc = outcomes_.at(name);
@@ -366,6 +376,8 @@ class RowConverter {
   }
 
   const std::string& path_;
+  std::array<KeySpellings, kConfig + 1> keys_;  // by Col: subject, item, cluster, condition, config
+  bool cluster_named_ = false;                  // a row so far had a non-empty cluster
   std::unordered_map<std::string, std::unordered_map<std::string, int>> categories_;  // outcome -> label -> index
   std::unordered_map<std::string, OutcomeCheck> outcomes_;  // pointers stay valid as it grows
   std::pair<const std::string, OutcomeCheck>* last_ = nullptr;  // the last row's outcome
@@ -718,10 +730,8 @@ Result<std::vector<LongDrawRow>> read_long_draws(const std::string& path, const 
   const Status scanned = for_each_long_draw(path, [&](const LongDrawRow& row, size_t line) -> Status {
     auto key = std::make_tuple(row.subject, row.item, row.condition, row.config, row.replicate, row.outcome);
     if (auto d = seen.find(key); d != seen.end())
-      return InvalidArgument(fmt::format("{}:{}: outcome: duplicate row for (subject={}, item={}, condition={}, "
-                                         "config={}, replicate={}, outcome={}) (first on line {})",
-                                         path, line, row.subject, row.item, row.condition, row.config, row.replicate,
-                                         row.outcome, d->second));
+      return duplicate_row_error(path, line, DrawKey{row.subject, row.item, row.condition, row.config, row.replicate},
+                                 row.outcome, d->second);
     seen.emplace(std::move(key), line);
     out.push_back(row);
     return Status::Ok();

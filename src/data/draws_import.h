@@ -51,7 +51,12 @@ struct LongDrawChecks {
 /// as 0, or 1e-310; for a JSON number its text as written is checked; 0e-400 is 0); two
 /// labels of one outcome (category values, or the `label` column of numeric rows) that
 /// differ only by surrounding whitespace ("B", "B "), naming both with their first
-/// lines, and so for two outcome names ("correct", "correct "); in JSONL a key repeated
+/// lines, and so for two outcome names ("correct", "correct ") and for two values of one
+/// key column (subject, item, cluster, condition, config, each after its default: an
+/// empty condition is "none", config "default", cluster the item), e.g. "q1" and "q1 "
+/// (data/key_spellings.h; a key value with surrounding whitespace and no twin is kept as
+/// written, "q 1" and "q1" are not twins), and a key value that is only whitespace; in
+/// JSONL a key repeated
 /// in one object ("path:line: key: the key appears twice ..."); a file without rows
 /// ("path: no rows ..."); an outcome whose values mix numbers (true/false included) and category labels (a typo
 /// such as `1O` among 0/1 values), reported on the line where the second kind first
@@ -65,7 +70,13 @@ struct LongDrawChecks {
 /// outcome's rows (say 2, -1, 1.5 among 0/1). The warning names the outcome, the count
 /// and each other value with its first line and count; `checks.binary` turns it into an
 /// error. Two labels of one outcome that differ only by letter case ("yes", "Yes") are
-/// imported as two categories with a warning naming both. The whitespace and case checks
+/// imported as two categories with a warning naming both; so are two values of one key
+/// column (at most 5 warnings per column, then one counting the rest). The key checks
+/// cost a string compare per row and column and a hash lookup when a column's value
+/// changes; their memory is one hash-map node per distinct key value (about 75 bytes plus
+/// the value's bytes beyond 15: 1M items in 100k clusters about 83 MB; defaulted clusters
+/// are checked as the items they are, so a file without a cluster column holds its items
+/// once). The label whitespace and case checks
 /// keep at most 100 distinct spellings per outcome (and per `label` column); past that
 /// a warning says the rest are not checked. Outcomes not declared binary are never
 /// changed or dropped.

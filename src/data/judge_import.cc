@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "data/json_line.h"
+#include "data/key_spellings.h"
 #include "util/csv.h"
 #include "util/file.h"
 #include "util/strings.h"
@@ -115,10 +116,14 @@ Result<std::string> ProviderMap::provider_of(const std::string& model) const {
   return NotFound(fmt::format("no provider known for model '{}' (add an override)", model));
 }
 
-Result<std::vector<VoteRecord>> read_votes(const std::string& path) {
+Result<std::vector<VoteRecord>> read_votes(const std::string& path, std::vector<std::string>* warnings) {
   NF_ASSIGN_OR_RETURN(Table t, read_table(path));
   std::vector<VoteRecord> out;
   std::set<std::tuple<std::string, std::string, std::string>> seen;
+  // Key values that differ only by surrounding whitespace: refused; by case: warned.
+  std::vector<KeySpellings> keys;
+  for (const char* col : {"subject", "subject_provider", "item", "cluster", "judge", "judge_provider"})
+    keys.emplace_back(path, col);
   for (const auto& [line, o] : t.rows) {
     VoteRecord v;
     NF_ASSIGN_OR_RETURN(v.subject, text_field(path, line, o, "subject", false));
@@ -130,18 +135,25 @@ Result<std::vector<VoteRecord>> read_votes(const std::string& path) {
     NF_ASSIGN_OR_RETURN(const json label, label_cell(path, line, o));
     NF_ASSIGN_OR_RETURN(v.label, label_field(path, line, label, "label"));
     if (v.cluster.empty()) v.cluster = v.item;
+    size_t k = 0;
+    for (const std::string* value : {&v.subject, &v.subject_provider, &v.item, &v.cluster, &v.judge, &v.judge_provider})
+      NF_RETURN_IF_ERROR(keys[k++].check(*value, line));
     if (!seen.insert({v.subject, v.item, v.judge}).second)
       return InvalidArgument(fmt::format("{}:{}: duplicate vote (subject {}, item {}, judge {})", path, line,
                                          v.subject, v.item, v.judge));
     out.push_back(std::move(v));
   }
+  if (warnings != nullptr)
+    for (const KeySpellings& k : keys) k.append_warnings(warnings);
   return out;
 }
 
-Result<std::vector<LabelRecord>> read_labels(const std::string& path) {
+Result<std::vector<LabelRecord>> read_labels(const std::string& path, std::vector<std::string>* warnings) {
   NF_ASSIGN_OR_RETURN(Table t, read_table(path));
   std::vector<LabelRecord> out;
   std::set<std::tuple<std::string, std::string, std::string>> seen;
+  std::vector<KeySpellings> keys;  // as in read_votes
+  for (const char* col : {"rater", "subject", "item"}) keys.emplace_back(path, col);
   for (const auto& [line, o] : t.rows) {
     LabelRecord r;
     NF_ASSIGN_OR_RETURN(r.rater, text_field(path, line, o, "rater", false));
@@ -151,11 +163,15 @@ Result<std::vector<LabelRecord>> read_labels(const std::string& path) {
     NF_ASSIGN_OR_RETURN(auto l, label_field(path, line, label, "label"));
     if (!l) return InvalidArgument(fmt::format("{}:{}: label: must not be empty", path, line));
     r.label = *l;
+    size_t k = 0;
+    for (const std::string* value : {&r.rater, &r.subject, &r.item}) NF_RETURN_IF_ERROR(keys[k++].check(*value, line));
     if (!seen.insert({r.rater, r.subject, r.item}).second)
       return InvalidArgument(fmt::format("{}:{}: duplicate label (rater {}, subject {}, item {})", path, line,
                                          r.rater, r.subject, r.item));
     out.push_back(std::move(r));
   }
+  if (warnings != nullptr)
+    for (const KeySpellings& k : keys) k.append_warnings(warnings);
   return out;
 }
 

@@ -50,12 +50,19 @@ struct ProviderMap {
 /// null/absent (JSONL) = missing vote. cluster may be empty (= item).
 /// Errors: InvalidArgument "path:line: column: problem" for a missing column, an empty
 /// key field, a bad label, or a duplicate (subject, item, judge); in JSONL also a key
-/// repeated in one object (data/json_line.h parse_json_line).
-Result<std::vector<VoteRecord>> read_votes(const std::string& path);
+/// repeated in one object (data/json_line.h parse_json_line); two values of one key
+/// column (subject, subject_provider, item, cluster after its default, judge,
+/// judge_provider) that differ only by surrounding whitespace ("q1", "q1 "), naming both
+/// spellings and their first lines, and a key value that is only whitespace
+/// (data/key_spellings.h). A key value with surrounding whitespace and no twin is kept as
+/// written. Warnings (appended to `*warnings` when given; the votes are still read): two
+/// values of one key column that differ only by letter case, naming both.
+Result<std::vector<VoteRecord>> read_votes(const std::string& path, std::vector<std::string>* warnings = nullptr);
 
 /// Reads the long label format (CSV or JSONL): rater, subject, item, label (1/0/true/false).
-/// Errors: as read_votes(); a label may not be empty; duplicate (rater, subject, item).
-Result<std::vector<LabelRecord>> read_labels(const std::string& path);
+/// Errors: as read_votes() (key columns rater, subject, item); a label may not be empty;
+/// duplicate (rater, subject, item). Warnings: as read_votes().
+Result<std::vector<LabelRecord>> read_labels(const std::string& path, std::vector<std::string>* warnings = nullptr);
 
 /// Reads the released votes.jsonl: one object per line with subject_model, item
 /// (integer probe index), prompt_id, theme, votes {judge provider: true/false/null}.

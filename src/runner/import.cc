@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "data/import_messages.h"
 #include "runner/import_staged.h"
 
 namespace nf {
@@ -39,7 +40,7 @@ Status note_cluster(std::map<std::string, std::string>& item_cluster, const std:
                     const std::string& cluster) {
   auto [it, inserted] = item_cluster.emplace(item, cluster);
   if (!inserted && it->second != cluster)
-    return InvalidArgument(fmt::format("item '{}' is given two clusters ('{}' and '{}')", item, it->second, cluster));
+    return InvalidArgument(two_clusters_message(item, it->second, cluster));
   return Status::Ok();
 }
 
@@ -227,8 +228,7 @@ Result<ImportSummary> import_long_draws_file(const std::string& path, Store& sto
       if (key.item != last_item || cluster != last_cluster) {  // rows of an item are usually adjacent
         auto [it, inserted] = item_cluster.try_emplace(key.item, cluster);
         if (!inserted && it->second != cluster)
-          return InvalidArgument(fmt::format("{}:{}: cluster: item '{}' is given two clusters ('{}' and '{}')", path,
-                                             line, key.item, it->second, cluster));
+          return two_clusters_error(path, line, key.item, it->second, cluster);
         last_item = key.item;
         last_cluster = cluster;
       }
@@ -243,10 +243,7 @@ Result<ImportSummary> import_long_draws_file(const std::string& path, Store& sto
         r.config = key.config;
         r.replicate = key.replicate;
         r.outcome = outcome.name;
-        return InvalidArgument(fmt::format("{}:{}: outcome: duplicate row for (subject={}, item={}, condition={}, "
-                                           "config={}, replicate={}, outcome={}) (first on line {})",
-                                           path, line, r.subject, r.item, r.condition, r.config, r.replicate,
-                                           r.outcome, find_long_draw_line(path, r)));
+        return duplicate_row_error(path, line, key, outcome.name, find_long_draw_line(path, r));
       }
     }
     parsed.recycle(std::move(block));

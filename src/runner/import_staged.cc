@@ -2,7 +2,7 @@
 
 #include <unordered_map>
 
-#include <fmt/format.h>
+#include "data/import_messages.h"
 
 namespace nf {
 
@@ -24,8 +24,7 @@ Result<ImportSummary> import_long_draws_staged(const std::string& path, Store& s
     if (r.item != last_item || r.cluster != last_cluster) {  // rows of an item are usually adjacent
       auto [it, inserted] = item_cluster.try_emplace(r.item, r.cluster);
       if (!inserted && it->second != r.cluster) {
-        stop = InvalidArgument(fmt::format("{}:{}: cluster: item '{}' is given two clusters ('{}' and '{}')", path,
-                                           line, r.item, it->second, r.cluster));
+        stop = two_clusters_error(path, line, r.item, it->second, r.cluster);
         return stop;
       }
       last_item = r.item;
@@ -51,11 +50,8 @@ Result<ImportSummary> import_long_draws_staged(const std::string& path, Store& s
   NF_ASSIGN_OR_RETURN(const Store::StagedImport::Problem problem, staged->finish(stop.ok(), &draws));
   if (problem.seq > 0) {
     if (!problem.stored.ok()) return problem.stored;
-    const DrawKey& k = problem.key;
-    return InvalidArgument(fmt::format("{}:{}: outcome: duplicate row for (subject={}, item={}, condition={}, "
-                                       "config={}, replicate={}, outcome={}) (first on line {})",
-                                       path, problem.line, k.subject, k.item, k.condition, k.config, k.replicate,
-                                       problem.outcome, problem.first_line));
+    return duplicate_row_error(path, static_cast<size_t>(problem.line), problem.key, problem.outcome,
+                               static_cast<size_t>(problem.first_line));
   }
   NF_RETURN_IF_ERROR(stop);
   sum.draws = draws;

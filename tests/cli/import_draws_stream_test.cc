@@ -343,6 +343,72 @@ TEST(ImportDrawsStreamCli, NearlyBinaryOutcomeWarnsUnlessDeclaredBinary) {
   EXPECT_NE(r.err.find("--binary: only for `import draws`"), std::string::npos) << r.err;
 }
 
+// Issue 19: key values that differ only by surrounding whitespace ("q1", "q1 ") would be
+// two items and a floor over twice the items: exit 2 naming file, both lines and both
+// spellings, in CSV and JSONL, nothing written. A case-only twin is a warning (exit 0).
+// The same for `import votes` and `import labels`, whose case warnings are printed too.
+TEST(ImportDrawsStreamCli, KeyValuesDifferingOnlyByWhitespaceExit2AndWriteNothing) {
+  TempDir d;
+  const std::string jrow = R"({"subject":"m","condition":"none","config":"default","outcome":"correct",)";
+  struct Case {
+    std::string file, text, error;
+  };
+  const std::vector<Case> cases{
+      {"item.csv", std::string(kHeader) + "m,q1,,none,default,0,correct,1\nm,q2,,none,default,0,correct,0\n"
+                                          "m,q1 ,,none,default,0,correct,1\n",
+       "item.csv:4: item: values that differ only by surrounding whitespace: 'q1' (first on line 2) and 'q1 ' (first "
+       "on line 4); they would be two items: remove the spaces\n"},
+      {"item.jsonl", jrow + R"("item":"q1","replicate":0,"value":1})" + "\n" + jrow +
+                         R"("item":"\tq1","replicate":0,"value":1})" + "\n",
+       "item.jsonl:2: item: values that differ only by surrounding whitespace: 'q1' (first on line 1) and '\\tq1' "
+       "(first on line 2); they would be two items: remove the spaces\n"},
+      {"config.csv", std::string(kHeader) + "m,q1,,none,,0,correct,1\nm,q1,,none,default ,1,correct,0\n",
+       "config.csv:3: config: values that differ only by surrounding whitespace: 'default' (first on line 2) and "
+       "'default ' (first on line 3)"},
+  };
+  for (const auto& c : cases) {
+    testing::write_text(d / c.file, c.text);
+    auto r = run_cli("import draws " + d / c.file + " --store " + d / "new.sqlite", d.path());
+    EXPECT_EQ(r.exit_code, 2) << c.file << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.error), std::string::npos) << c.file << "\n" << r.err;
+    EXPECT_FALSE(std::filesystem::exists(d / "new.sqlite")) << c.file;
+  }
+  testing::write_text(d / "case.csv", std::string(kHeader) + "GPT-4o,q1,,none,default,0,correct,1\n"
+                                                             "gpt-4o,q1,,none,default,0,correct,1\n");
+  auto r = run_cli("import draws " + d / "case.csv" + " --store " + d / "case.sqlite", d.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("import: warning: " + d / "case.csv" +
+                       ": subject: values that differ only by letter case: 'GPT-4o' (first on line 2) and 'gpt-4o' "
+                       "(first on line 3); they are imported as two subjects (fix the spelling if they are one)\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("2 rows -> 2 draws of 1 items"), std::string::npos) << r.err;
+
+  testing::write_text(d / "v.csv", "subject,subject_provider,item,cluster,judge,judge_provider,label\n"
+                                   "s,p,i1,,j,p,1\ns,p,i1,,J,p,0\n");
+  r = run_cli("import votes " + d / "v.csv" + " --store " + d / "v.sqlite", d.path());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("import: warning: " + d / "v.csv" + ": judge: values that differ only by letter case: 'j' "
+                                                            "(first on line 2) and 'J' (first on line 3)"),
+            std::string::npos)
+      << r.err;
+  testing::write_text(d / "w.csv", "subject,subject_provider,item,cluster,judge,judge_provider,label\n"
+                                   "s,p,i1,,j,p,1\ns,p,i1 ,,j,p,0\n");
+  r = run_cli("import votes " + d / "w.csv" + " --store " + d / "w.sqlite", d.path());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("w.csv:3: item: values that differ only by surrounding whitespace: 'i1' (first on line 2) "
+                       "and 'i1 ' (first on line 3); they would be two items: remove the spaces"),
+            std::string::npos)
+      << r.err;
+  testing::write_text(d / "l.csv", "rater,subject,item,label\nO,s,i1,1\nO,s ,i1,0\n");
+  r = run_cli("import labels " + d / "l.csv" + " --store " + d / "l.sqlite", d.path());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("l.csv:3: subject: values that differ only by surrounding whitespace: 's' (first on line 2) "
+                       "and 's ' (first on line 3); they would be two subjects: remove the spaces"),
+            std::string::npos)
+      << r.err;
+}
+
 // `import --help` says which draws columns are required and gives an example that runs
 // as printed: its three CSV lines are read from the help text itself.
 TEST(ImportDrawsStreamCli, HelpNamesRequiredColumnsAndItsExampleRuns) {

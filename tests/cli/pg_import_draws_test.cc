@@ -182,6 +182,25 @@ TEST_F(PgImportDraws, ErrorsAreTheSqliteErrorsInTheSameOrderAndWriteNothing) {
        "\n",
        "", "dup.jsonl:1: outcome: duplicate row for (subject=m, item=q1, condition=none, config=default, "
            "replicate=0, outcome=a) (first on line 1)"},
+      // issue 19: key values that differ only by surrounding whitespace (the reader's check,
+      // shared by both stores), in CSV and JSONL
+      {"twin.csv", kHeader + ok + "m,q2,c,none,default,0,correct,1,\nm,q1 ,c,none,default,0,correct,1,\n", "",
+       "twin.csv:4: item: values that differ only by surrounding whitespace: 'q1' (first on line 2) and 'q1 ' "
+       "(first on line 4); they would be two items: remove the spaces"},
+      {"twin.jsonl",
+       R"({"subject":"m","item":"q1","condition":"none","config":"default","replicate":0,"outcomes":[{"name":"a","value":1}]})"
+       "\n"
+       R"({"subject":" m","item":"q1","condition":"none","config":"default","replicate":0,"outcomes":[{"name":"a","value":1}]})"
+       "\n",
+       "", "twin.jsonl:2: subject: values that differ only by surrounding whitespace: 'm' (first on line 1) and ' m' "
+           "(first on line 2); they would be two subjects: remove the spaces"},
+      // a duplicate before a twin wins, and a twin before a duplicate
+      {"twin2.csv", kHeader + ok + ok + "m,q1,c,none ,default,1,correct,1,\n", "",
+       "twin2.csv:3: outcome: duplicate row for (subject=m, item=q1, condition=none, config=default, "
+       "replicate=0, outcome=correct) (first on line 2)"},
+      {"twin3.csv", kHeader + ok + "m,q1,c ,none,default,1,correct,1,\n" + ok, "",
+       "twin3.csv:3: cluster: values that differ only by surrounding whitespace: 'c' (first on line 2) and 'c ' "
+       "(first on line 3)"},
       // a check decided at the end of the file
       {"binary.csv", kHeader + ok, "--binary nope", "binary.csv: --binary: "},
       {"typo.csv", kHeader + ok + "m,q1,c,none,default,1,correct,1O,\n", "", "typo.csv:3: value: "},

@@ -305,6 +305,131 @@ TEST_F(DrawsImportTest, LabelSpellingChecksAreCapped) {
               HasSubstr(":101: value: outcome 'ans' has labels that differ only by surrounding"));
 }
 
+// Key columns (issue 19): "q1" and "q1 " in the item column would silently be two items
+// (a floor over twice the items), and so for subject, cluster, condition and config: two
+// values of one key column that differ only by surrounding whitespace are refused, naming
+// both spellings and the lines where each first appears, in CSV and JSONL alike.
+TEST_F(DrawsImportTest, KeyValuesDifferingOnlyByWhitespaceAreRefused) {
+  const std::vector<std::string> cols{"subject", "item", "cluster", "condition", "config"};
+  for (size_t c = 0; c < cols.size(); ++c) {
+    SCOPED_TRACE(cols[c]);
+    // Row i's key: every column "<col>0" but column c, which is `v` (distinct replicates).
+    auto csv_row = [&](const std::string& v, int rep) {
+      std::string out;
+      for (size_t k = 0; k < cols.size(); ++k) out += (k == c ? v : cols[k] + "0") + ",";
+      return out + std::to_string(rep) + ",correct,1\n";
+    };
+    auto json_row = [&](const std::string& v, int rep) {
+      std::string out = "{";
+      for (size_t k = 0; k < cols.size(); ++k) out += "\"" + cols[k] + "\":\"" + (k == c ? v : cols[k] + "0") + "\",";
+      return out + "\"replicate\":" + std::to_string(rep) + ",\"outcome\":\"correct\",\"value\":1}\n";
+    };
+    // Line 2 "k1", line 3 "other", line 4 "k1 " (CSV, after the header); a tab before "k1"
+    // in JSONL, lines 1..3.
+    const std::string p =
+        write(".csv", std::string(kHeader) + csv_row("k1", 0) + csv_row("other", 1) + csv_row("k1 ", 2));
+    Result<std::vector<LongDrawRow>> r = read_long_draws(p);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(r.status().message(),
+              p + ":4: " + cols[c] + ": values that differ only by surrounding whitespace: 'k1' (first on line 2) and "
+                  "'k1 ' (first on line 4); they would be two " + cols[c] + "s: remove the spaces");
+    const std::string j = write(".jsonl", json_row("\\tk1", 0) + json_row("other", 1) + json_row("k1", 2));
+    r = read_long_draws(j);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().message(),
+              j + ":3: " + cols[c] + ": values that differ only by surrounding whitespace: '\\tk1' (first on line 1) "
+                  "and 'k1' (first on line 3); they would be two " + cols[c] + "s: remove the spaces");
+    // A value that is only whitespace is refused too.
+    const std::string blank = error_of(".csv", std::string(kHeader) + csv_row("k1", 0) + csv_row("  ", 1));
+    EXPECT_EQ(blank, files_.back() + ":3: " + cols[c] + ": only whitespace ('  '): write the name without spaces, "
+                                                        "or leave the cell empty where the column has a default");
+  }
+  // Not adjacent: the twin is found after other values came between.
+  EXPECT_THAT(error_of(".csv", std::string(kHeader) + "m,q1,,n,d,0,o,1\nm,q2,,n,d,0,o,1\nm,q1,,n,d,1,o,1\n"
+                                                      "m,q3,,n,d,0,o,1\nm, q1,,n,d,0,o,1\n"),
+              HasSubstr(":6: item: values that differ only by surrounding whitespace: 'q1' (first on line 2) and "
+                        "' q1' (first on line 6)"));
+  // A key's default counts as its value: an empty condition is "none", an empty cluster
+  // the item (so cluster "q1 " of item q2 twins the default cluster of item q1).
+  EXPECT_THAT(error_of(".csv", std::string(kHeader) + "m,q1,,,d,0,o,1\nm,q1,,none ,d,1,o,1\n"),
+              HasSubstr(":3: condition: values that differ only by surrounding whitespace: 'none' (first on line 2) "
+                        "and 'none ' (first on line 3)"));
+  EXPECT_THAT(error_of(".csv", std::string(kHeader) + "m,q1,,n,d,0,o,1\nm,q2,q1 ,n,d,0,o,1\n"),
+              HasSubstr(":3: cluster: values that differ only by surrounding whitespace: 'q1' (first on line 2) "
+                        "and 'q1 ' (first on line 3)"));
+  // ... in either order; a named cluster after defaulted ones takes them as they were.
+  EXPECT_THAT(error_of(".csv", std::string(kHeader) + "m,q2,q1 ,n,d,0,o,1\nm,q1,,n,d,0,o,1\n"),
+              HasSubstr(":3: cluster: values that differ only by surrounding whitespace: 'q1 ' (first on line 2) "
+                        "and 'q1' (first on line 3)"));
+  // Item "q1 " in cluster "q1": one value in each column, no twin (the item was never a
+  // cluster value).
+  std::vector<std::string> warnings;
+  Result<std::vector<LongDrawRow>> ok =
+      read_long_draws(write(".csv", std::string(kHeader) + "m,q0,,n,d,0,o,1\nm,q1 ,q1,n,d,0,o,1\n"), {}, &warnings);
+  ASSERT_TRUE(ok.ok()) << ok.status().to_string();
+  EXPECT_EQ((*ok)[1].cluster, "q1");
+  // Without a cluster column a case twin of an item is one warning (the item's), not two.
+  ok = read_long_draws(write(".csv", "subject,item,condition,config,replicate,outcome,value\nm,q1,n,d,0,o,1\n"
+                                     "m,Q1,n,d,0,o,1\n"),
+                       {}, &warnings);
+  ASSERT_TRUE(ok.ok()) << ok.status().to_string();
+  ASSERT_EQ(warnings.size(), 1u) << ::testing::PrintToString(warnings);
+  EXPECT_THAT(warnings[0], HasSubstr(": item: values that differ only by letter case: 'q1' (first on line 2) and 'Q1'"));
+  // The exported-draw JSONL form (outcomes array) is checked as well.
+  EXPECT_THAT(error_of(".jsonl", R"({"subject":"m","item":"q1","replicate":0,"outcomes":[{"name":"o","value":1}]})"
+                                 "\n"
+                                 R"({"subject":"m ","item":"q1","replicate":0,"outcomes":[{"name":"o","value":1}]})"
+                                 "\n"),
+              HasSubstr(":2: subject: values that differ only by surrounding whitespace: 'm' (first on line 1) and "
+                        "'m ' (first on line 2)"));
+}
+
+// Whitespace inside a value makes a different value ("q 1" is not "q1"); a value with
+// surrounding whitespace and no twin is kept as written (as category labels are).
+TEST_F(DrawsImportTest, KeyValuesWithInnerOrUntwinnedWhitespaceAreKept) {
+  const std::string p = write(".csv", std::string(kHeader) + "m,q1,,n,d,0,o,1\nm,q 1,,n,d,0,o,0\nm,\" q2\",,n,d,0,o,1\n"
+                                                             "m,\" q2\",,n,d,1,o,1\nm,q1,,n,d,1,o,0\n");
+  std::vector<std::string> warnings;
+  Result<std::vector<LongDrawRow>> r = read_long_draws(p, {}, &warnings);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_EQ(r->size(), 5u);
+  EXPECT_EQ((*r)[1].item, "q 1");
+  EXPECT_EQ((*r)[2].item, " q2");
+  EXPECT_EQ((*r)[2].cluster, " q2");
+  EXPECT_TRUE(warnings.empty()) << ::testing::PrintToString(warnings);
+}
+
+// Key values that differ only by letter case are imported as two values with a warning
+// naming both (they may be distinct on purpose: ids are case-sensitive); at most 5 such
+// warnings per column, then one line counting the rest.
+TEST_F(DrawsImportTest, KeyValuesDifferingOnlyByCaseWarn) {
+  const std::string p = write(".csv", std::string(kHeader) + "GPT-4o,q1,,n,d,0,o,1\nm,q1,,n,d,0,o,1\n" +
+                                          "gpt-4o,q1,,n,d,0,o,0\nGPT-4o,q1,,n,d,1,o,1\n");
+  std::vector<std::string> warnings;
+  Result<std::vector<LongDrawRow>> r = read_long_draws(p, {}, &warnings);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ((*r)[2].subject, "gpt-4o");
+  ASSERT_EQ(warnings.size(), 1u) << ::testing::PrintToString(warnings);
+  EXPECT_EQ(warnings[0], p + ": subject: values that differ only by letter case: 'GPT-4o' (first on line 2) and "
+                             "'gpt-4o' (first on line 4); they are imported as two subjects (fix the spelling if "
+                             "they are one)");
+  // A whitespace twin of a case variant is still refused, naming the variant it twins.
+  EXPECT_THAT(error_of(".csv", std::string(kHeader) + "m,Q1,,n,d,0,o,1\nm,q1,,n,d,0,o,1\nm,q1 ,,n,d,0,o,1\n"),
+              HasSubstr(":4: item: values that differ only by surrounding whitespace: 'q1' (first on line 3) and "
+                        "'q1 ' (first on line 4)"));
+  // Seven case twins in one column: five warnings, then a count.
+  std::string csv = kHeader;
+  for (int i = 0; i < 7; ++i) csv += "m,item" + std::to_string(i) + ",c,n,d,0,o,1\nm,ITEM" + std::to_string(i) + ",c,n,d,0,o,1\n";
+  warnings.clear();
+  r = read_long_draws(write(".csv", csv), {}, &warnings);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_EQ(warnings.size(), 6u) << ::testing::PrintToString(warnings);
+  EXPECT_THAT(warnings[4], HasSubstr(": item: values that differ only by letter case: 'item4' (first on line 10) and "
+                                     "'ITEM4' (first on line 11)"));
+  EXPECT_THAT(warnings[5], HasSubstr(": item: 2 more values differ from an earlier one only by letter case"));
+}
+
 TEST_F(DrawsImportTest, AFileWithoutRowsIsRefused) {
   const std::string h = write(".csv", kHeader);
   Result<std::vector<LongDrawRow>> r = read_long_draws(h);

@@ -4,7 +4,10 @@
 
 #include <fstream>
 #include <set>
+#include <string>
+#include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "common/test_data.h"
@@ -175,6 +178,109 @@ TEST(LongLabels, ReadsAndRejectsEmptyLabel) {
   auto e = read_labels(d / "e.csv");
   ASSERT_FALSE(e.ok());
   EXPECT_NE(e.status().message().find("e.csv:2: label"), std::string::npos) << e.status().message();
+}
+
+// Issue 19: key values that differ only by surrounding whitespace ("i1", "i1 ") would be
+// two items (judges, raters, ...): refused, naming both spellings and their first lines,
+// in every key column, CSV and JSONL; a letter-case twin is a warning; "i 1" is not a twin.
+TEST(LongVotes, KeyValuesDifferingOnlyByWhitespaceAreRefused) {
+  testing::TempDir d;
+  const std::vector<std::string> cols{"subject", "subject_provider", "item", "cluster", "judge", "judge_provider"};
+  const std::vector<std::string> nouns{"subjects", "subject providers", "items", "clusters", "judges",
+                                       "judge providers"};
+  for (size_t c = 0; c < cols.size(); ++c) {
+    SCOPED_TRACE(cols[c]);
+    // Rows differ in the judge column (j0, j1, j2) unless that is the column under test,
+    // so that they are no duplicate votes.
+    auto csv_row = [&](const std::string& val, int n) {
+      std::string out;
+      for (size_t k = 0; k < cols.size(); ++k)
+        out += "\"" + (k == c ? val : cols[k] == "judge" ? "j" + std::to_string(n) : cols[k] + "0") + "\",";
+      return out + "1\n";
+    };
+    std::string header;
+    for (const auto& col : cols) header += col + ",";
+    write(d / "v.csv", header + "label\n" + csv_row("k1", 0) + csv_row("other", 1) + csv_row("k1 ", 2));
+    auto v = read_votes(d / "v.csv");
+    ASSERT_FALSE(v.ok());
+    EXPECT_EQ(v.status().message(),
+              d / "v.csv" + ":4: " + cols[c] + ": values that differ only by surrounding whitespace: 'k1' (first on "
+                  "line 2) and 'k1 ' (first on line 4); they would be two " + nouns[c] + ": remove the spaces");
+    auto json_row = [&](const std::string& val, int n) {
+      std::string out = "{";
+      for (size_t k = 0; k < cols.size(); ++k)
+        out += "\"" + cols[k] + "\":\"" + (k == c ? val : cols[k] == "judge" ? "j" + std::to_string(n) : cols[k] + "0") +
+               "\",";
+      return out + "\"label\":1}\n";
+    };
+    write(d / "v.jsonl", json_row(" k1", 0) + json_row("k1", 1));
+    v = read_votes(d / "v.jsonl");
+    ASSERT_FALSE(v.ok());
+    EXPECT_EQ(v.status().message(),
+              d / "v.jsonl" + ":2: " + cols[c] + ": values that differ only by surrounding whitespace: ' k1' (first "
+                  "on line 1) and 'k1' (first on line 2); they would be two " + nouns[c] + ": remove the spaces");
+  }
+  // An empty cluster is the item: cluster "i1 " twins item i1's default cluster.
+  write(d / "c.csv", "subject,subject_provider,item,cluster,judge,judge_provider,label\ns,p,i1,,j,p,1\n"
+                     "s,p,i2,i1 ,j,p,1\n");
+  auto c = read_votes(d / "c.csv");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("c.csv:3: cluster: values that differ only by surrounding whitespace: 'i1' "
+                                      "(first on line 2) and 'i1 ' (first on line 3)"),
+            std::string::npos)
+      << c.status().message();
+  // Inner whitespace is a different value; case twins are kept with a warning.
+  write(d / "ok.csv", "subject,subject_provider,item,cluster,judge,judge_provider,label\ns,p,i1,,j,p,1\n"
+                      "s,p,i 1,,j,p,0\ns,p,i1,,Judge,p,1\ns,p,i1,,j ,p,1\n");
+  std::vector<std::string> warnings;
+  auto ok = read_votes(d / "ok.csv", &warnings);
+  ASSERT_FALSE(ok.ok());  // line 5: "j " twins "j"
+  EXPECT_NE(ok.status().message().find("ok.csv:5: judge: values that differ only by surrounding whitespace: 'j' "
+                                       "(first on line 2) and 'j ' (first on line 5)"),
+            std::string::npos)
+      << ok.status().message();
+  write(d / "ok.csv", "subject,subject_provider,item,cluster,judge,judge_provider,label\ns,p,i1,,j,p,1\n"
+                      "s,p,i 1,,j,p,0\ns,p,i1,,J,p,1\n");
+  ok = read_votes(d / "ok.csv", &warnings);
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  ASSERT_EQ(ok->size(), 3u);
+  EXPECT_EQ((*ok)[1].item, "i 1");
+  ASSERT_EQ(warnings.size(), 1u) << ::testing::PrintToString(warnings);
+  EXPECT_EQ(warnings[0], d / "ok.csv" + ": judge: values that differ only by letter case: 'j' (first on line 2) and "
+                                        "'J' (first on line 4); they are imported as two judges (fix the spelling "
+                                        "if they are one)");
+}
+
+TEST(LongLabels, KeyValuesDifferingOnlyByWhitespaceAreRefused) {
+  testing::TempDir d;
+  write(d / "l.csv", "rater,subject,item,label\nO,s,1,1\nO ,s,2,0\n");
+  auto l = read_labels(d / "l.csv");
+  ASSERT_FALSE(l.ok());
+  EXPECT_EQ(l.status().message(), d / "l.csv" + ":3: rater: values that differ only by surrounding whitespace: 'O' "
+                                                "(first on line 2) and 'O ' (first on line 3); they would be two "
+                                                "raters: remove the spaces");
+  write(d / "l.jsonl", "{\"rater\": \"O\", \"subject\": \"s\", \"item\": \"q1\", \"label\": 1}\n"
+                       "{\"rater\": \"O\", \"subject\": \"s\", \"item\": \"q2\", \"label\": 1}\n"
+                       "{\"rater\": \"O\", \"subject\": \"s\", \"item\": \"q1\\t\", \"label\": 1}\n");
+  l = read_labels(d / "l.jsonl");
+  ASSERT_FALSE(l.ok());
+  EXPECT_EQ(l.status().message(), d / "l.jsonl" + ":3: item: values that differ only by surrounding whitespace: 'q1' "
+                                                  "(first on line 1) and 'q1\\t' (first on line 3); they would be "
+                                                  "two items: remove the spaces");
+  write(d / "s.csv", "rater,subject,item,label\nO,s,1,1\nO,\" s\",1,0\n");
+  l = read_labels(d / "s.csv");
+  ASSERT_FALSE(l.ok());
+  EXPECT_NE(l.status().message().find("s.csv:3: subject: values that differ only by surrounding whitespace"),
+            std::string::npos)
+      << l.status().message();
+  // "q 1" and "q1" are two items; a lone " O" is kept as written.
+  write(d / "ok.csv", "rater,subject,item,label\n\" O\",s,q1,1\n\" O\",s,q 1,0\n");
+  std::vector<std::string> warnings;
+  l = read_labels(d / "ok.csv", &warnings);
+  ASSERT_TRUE(l.ok()) << l.status().message();
+  EXPECT_EQ((*l)[0].rater, " O");
+  EXPECT_EQ((*l)[1].item, "q 1");
+  EXPECT_TRUE(warnings.empty());
 }
 
 }  // namespace
