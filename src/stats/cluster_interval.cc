@@ -1,13 +1,19 @@
 #include "stats/cluster_interval.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <string>
 #include <thread>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
 #include "stats/bootstrap.h"
 #include "util/rng.h"
+#include "stats/order_stats.h"
 #include "stats/parallel_for.h"
 
 namespace nf::stats {
@@ -15,24 +21,26 @@ namespace nf::stats {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+
 /// One resample of a block of B ratios (cluster_ratio_intervals): `base` holds per cluster
 /// B numerators then B denominators. Writes each ratio's sum(num)/sum(den), sum(den) and
-/// sum((num - ratio den)^2) over the drawn clusters `idx`, in idx order.
+/// sum((num - ratio den)^2) over the drawn clusters idx[0..n), in idx order. Portable code
+/// (the compiler's baseline vectors: SSE2 on x86-64).
 template <size_t B>
-void resample_block(const std::vector<uint32_t>& idx, const double* base, double* ratio, double* sd_out,
+void resample_block(const uint32_t* idx, size_t n, const double* base, double* ratio, double* sd_out,
                     double* ss_out) {
   double sn[B] = {}, sd[B] = {}, rr[B], ss[B] = {};
-  for (uint32_t i : idx) {
-    const double* p = base + 2 * B * static_cast<size_t>(i);
+  for (size_t j = 0; j < n; ++j) {
+    const double* p = base + 2 * B * static_cast<size_t>(idx[j]);
     for (size_t k = 0; k < B; ++k) {
       sn[k] += p[k];
       sd[k] += p[B + k];
     }
   }
   for (size_t k = 0; k < B; ++k) rr[k] = sd[k] == 0.0 ? std::nan("") : sn[k] / sd[k];
-  if (idx.size() >= 2) {
-    for (uint32_t i : idx) {
-      const double* p = base + 2 * B * static_cast<size_t>(i);
+  if (n >= 2) {
+    for (size_t j = 0; j < n; ++j) {
+      const double* p = base + 2 * B * static_cast<size_t>(idx[j]);
       for (size_t k = 0; k < B; ++k) {
         const double e = p[k] - rr[k] * p[B + k];
         ss[k] += e * e;
@@ -46,18 +54,186 @@ void resample_block(const std::vector<uint32_t>& idx, const double* base, double
   }
 }
 
-// Type-7 quantile that tolerates +-infinity (an infinite neighbour gives an infinite bound).
-double quantile_with_inf(const std::vector<double>& sorted, double q) {
-  const double h = static_cast<double>(sorted.size() - 1) * q;
-  const size_t lo = static_cast<size_t>(std::floor(h));
-  if (lo + 1 >= sorted.size()) return sorted.back();
-  const double frac = h - static_cast<double>(lo);
-  const double a = sorted[lo], b = sorted[lo + 1];
+#if defined(__x86_64__) && defined(__GNUC__)
+#define NF_HAVE_AVX2_KERNEL 1
+/// resample_block with 256-bit vectors (4 ratios per instruction instead of 2): the same
+/// IEEE additions, subtractions and multiplications on the same operands in the same
+/// order, so bit-identical results. The target is "avx2" alone, without "fma": no
+/// multiply-add is contracted into one rounding. Called only when the CPU has AVX2.
+template <size_t B>
+__attribute__((target("avx2"))) void resample_block_avx2(const uint32_t* idx, size_t n, const double* base,
+                                                         double* ratio, double* sd_out, double* ss_out) {
+  static_assert(B % 4 == 0, "blocks are whole 256-bit vectors");
+  constexpr size_t V = B / 4;
+  __m256d sn[V], sd[V], rr[V], ss[V];
+  for (size_t v = 0; v < V; ++v) {
+    sn[v] = _mm256_setzero_pd();
+    sd[v] = _mm256_setzero_pd();
+    ss[v] = _mm256_setzero_pd();
+  }
+  for (size_t j = 0; j < n; ++j) {
+    const double* p = base + 2 * B * static_cast<size_t>(idx[j]);
+    for (size_t v = 0; v < V; ++v) {
+      sn[v] = _mm256_add_pd(sn[v], _mm256_loadu_pd(p + 4 * v));
+      sd[v] = _mm256_add_pd(sd[v], _mm256_loadu_pd(p + B + 4 * v));
+    }
+  }
+  double tn[B], td[B], tr[B];
+  for (size_t v = 0; v < V; ++v) {
+    _mm256_storeu_pd(tn + 4 * v, sn[v]);
+    _mm256_storeu_pd(td + 4 * v, sd[v]);
+  }
+  for (size_t k = 0; k < B; ++k) tr[k] = td[k] == 0.0 ? std::nan("") : tn[k] / td[k];
+  for (size_t v = 0; v < V; ++v) rr[v] = _mm256_loadu_pd(tr + 4 * v);
+  if (n >= 2) {
+    for (size_t j = 0; j < n; ++j) {
+      const double* p = base + 2 * B * static_cast<size_t>(idx[j]);
+      for (size_t v = 0; v < V; ++v) {
+        const __m256d e = _mm256_sub_pd(_mm256_loadu_pd(p + 4 * v), _mm256_mul_pd(rr[v], _mm256_loadu_pd(p + B + 4 * v)));
+        ss[v] = _mm256_add_pd(ss[v], _mm256_mul_pd(e, e));
+      }
+    }
+  }
+  for (size_t k = 0; k < B; ++k) {
+    ratio[k] = tr[k];
+    sd_out[k] = td[k];
+  }
+  for (size_t v = 0; v < V; ++v) _mm256_storeu_pd(ss_out + 4 * v, ss[v]);
+}
+
+/// resample_block with 512-bit vectors for blocks of 8, 16, 24 or 32 ratios (AVX-512F), the
+/// same operations in the same order as resample_block. The `_round_` intrinsics with the
+/// current rounding mode are opaque to the compiler, so no multiply and add is contracted
+/// into a fused multiply-add (which "avx512f" would otherwise allow): bit-identical results.
+// GCC 12's _mm512_*_round_pd pass an intentionally undefined vector (_mm512_undefined_pd)
+// as the unused merge source, which -Wmaybe-uninitialized reports in every instantiation.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+template <size_t B>
+__attribute__((target("avx512f"))) void resample_block_avx512(const uint32_t* idx, size_t n, const double* base,
+                                                             double* ratio, double* sd_out, double* ss_out) {
+  static_assert(B % 8 == 0 && B <= 32, "blocks are whole 512-bit vectors, at most 4");
+  constexpr size_t V = B / 8;
+  constexpr int kRound = _MM_FROUND_CUR_DIRECTION;
+  __m512d sn[V], sd[V], rr[V], ss[V];
+  for (size_t v = 0; v < V; ++v) {
+    sn[v] = _mm512_setzero_pd();
+    sd[v] = _mm512_setzero_pd();
+    ss[v] = _mm512_setzero_pd();
+  }
+  for (size_t j = 0; j < n; ++j) {
+    const double* p = base + 2 * B * static_cast<size_t>(idx[j]);
+    for (size_t v = 0; v < V; ++v) {
+      sn[v] = _mm512_add_round_pd(sn[v], _mm512_loadu_pd(p + 8 * v), kRound);
+      sd[v] = _mm512_add_round_pd(sd[v], _mm512_loadu_pd(p + B + 8 * v), kRound);
+    }
+  }
+  double tn[B], td[B], tr[B];
+  for (size_t v = 0; v < V; ++v) {
+    _mm512_storeu_pd(tn + 8 * v, sn[v]);
+    _mm512_storeu_pd(td + 8 * v, sd[v]);
+  }
+  for (size_t k = 0; k < B; ++k) tr[k] = td[k] == 0.0 ? std::nan("") : tn[k] / td[k];
+  for (size_t v = 0; v < V; ++v) rr[v] = _mm512_loadu_pd(tr + 8 * v);
+  if (n >= 2) {
+    for (size_t j = 0; j < n; ++j) {
+      const double* p = base + 2 * B * static_cast<size_t>(idx[j]);
+      for (size_t v = 0; v < V; ++v) {
+        const __m512d e = _mm512_sub_round_pd(
+            _mm512_loadu_pd(p + 8 * v), _mm512_mul_round_pd(rr[v], _mm512_loadu_pd(p + B + 8 * v), kRound), kRound);
+        ss[v] = _mm512_add_round_pd(ss[v], _mm512_mul_round_pd(e, e, kRound), kRound);
+      }
+    }
+  }
+  for (size_t k = 0; k < B; ++k) {
+    ratio[k] = tr[k];
+    sd_out[k] = td[k];
+  }
+  for (size_t v = 0; v < V; ++v) _mm512_storeu_pd(ss_out + 8 * v, ss[v]);
+}
+#pragma GCC diagnostic pop
+#endif
+
+using BlockKernel = void (*)(const uint32_t*, size_t, const double*, double*, double*, double*);
+
+/// How a kernel splits K ratios into blocks: widths are multiples of `granule` up to `max`.
+struct BlockShape {
+  size_t granule, max;
+};
+
+BlockShape block_shape(ResampleKernel kind) {
+  return kind == ResampleKernel::kAvx512 ? BlockShape{8, 32} : BlockShape{4, 16};
+}
+
+template <size_t B>
+BlockKernel block_kernel(ResampleKernel kind) {
+#ifdef NF_HAVE_AVX2_KERNEL
+  if constexpr (B % 8 == 0) {
+    if (kind == ResampleKernel::kAvx512) return &resample_block_avx512<B>;
+  }
+  if constexpr (B <= 16) {
+    if (kind == ResampleKernel::kAvx2) return &resample_block_avx2<B>;
+  }
+#endif
+  (void)kind;
+  return &resample_block<B>;
+}
+
+BlockKernel block_kernel(size_t width, ResampleKernel kind) {
+  switch (width) {
+    case 4: return block_kernel<4>(kind);
+    case 8: return block_kernel<8>(kind);
+    case 12: return block_kernel<12>(kind);
+    case 16: return block_kernel<16>(kind);
+    case 24: return block_kernel<24>(kind);
+    default: return block_kernel<32>(kind);
+  }
+}
+
+std::atomic<ResampleKernel> g_kernel{ResampleKernel::kAuto};
+
+// Type-7 quantile that tolerates +-infinity (an infinite neighbour gives an infinite bound),
+// from the order statistics {v_(lo), v_(lo+1)} (order_pair) of n values.
+double quantile_with_inf(size_t n, double q, size_t lo, std::pair<double, double> v) {
+  if (lo + 1 >= n) return v.first;
+  const double frac = static_cast<double>(n - 1) * q - static_cast<double>(lo);
+  const double a = v.first, b = v.second;
   if (std::isinf(a) || std::isinf(b)) return frac == 0.0 ? a : (std::isinf(b) ? b : a);
   return a + frac * (b - a);
 }
 
+size_t quantile_lo(size_t n, double q) { return static_cast<size_t>(std::floor(static_cast<double>(n - 1) * q)); }
+
 }  // namespace
+
+namespace {
+
+bool kernel_available(ResampleKernel kind) {
+#ifdef NF_HAVE_AVX2_KERNEL
+  if (kind == ResampleKernel::kAvx512) return __builtin_cpu_supports("avx512f");
+  if (kind == ResampleKernel::kAvx2) return __builtin_cpu_supports("avx2");
+#else
+  if (kind == ResampleKernel::kAvx512 || kind == ResampleKernel::kAvx2) return false;
+#endif
+  return true;
+}
+
+}  // namespace
+
+ResampleKernel resample_kernel() {
+  const ResampleKernel chosen = g_kernel.load();
+  if (chosen != ResampleKernel::kAuto) return chosen;
+  static const ResampleKernel best = kernel_available(ResampleKernel::kAvx512) ? ResampleKernel::kAvx512
+                                     : kernel_available(ResampleKernel::kAvx2) ? ResampleKernel::kAvx2
+                                                                               : ResampleKernel::kPortable;
+  return best;
+}
+
+bool set_resample_kernel(ResampleKernel kind) {
+  if (!kernel_available(kind)) return false;
+  g_kernel = kind;
+  return true;
+}
 
 bool all_equal(const std::vector<double>& values) {
   if (values.empty()) return false;
@@ -89,9 +265,11 @@ Result<Interval> studentized_interval(double estimate, double se, std::vector<do
   if (!(se >= 0.0)) return InvalidArgument("studentized_interval: se must be >= 0");
   for (double v : t)
     if (std::isnan(v)) return InvalidArgument("studentized_interval: NaN pivot replicate");
-  std::sort(t.begin(), t.end());
   const double alpha = 1.0 - level;
-  const double t_lo = quantile_with_inf(t, alpha / 2.0), t_hi = quantile_with_inf(t, 1.0 - alpha / 2.0);
+  // Selection instead of a sort: the same order statistics (stats/order_stats.h).
+  const size_t n = t.size(), lo1 = quantile_lo(n, alpha / 2.0), lo2 = quantile_lo(n, 1.0 - alpha / 2.0);
+  const auto [p1, p2] = order_pairs(t, lo1, lo2);
+  const double t_lo = quantile_with_inf(n, alpha / 2.0, lo1, p1), t_hi = quantile_with_inf(n, 1.0 - alpha / 2.0, lo2, p2);
   Interval out;
   out.estimate = estimate;
   out.low = std::isinf(t_hi) ? (t_hi > 0 ? -kInf : kInf) : estimate - t_hi * se;
@@ -210,10 +388,14 @@ Result<std::vector<ClusterRatioInterval>> cluster_ratio_intervals(const std::vec
   // Ratios in blocks of `width` (the last padded with empty ratios): per block, cluster-major
   // copies (cluster i's numerators, then its denominators, side by side), so one resample's
   // gathers read one contiguous run per drawn cluster and keep the sums in registers. The
-  // width is the smallest of 4, 8, 12, 16 that holds every ratio: with many clusters the
-  // gathers miss the cache, and one pass per block is what they cost.
-  const size_t width = k_ratios <= 4 ? 4 : k_ratios <= 8 ? 8 : k_ratios <= 12 ? 12 : 16;
-  const size_t blocks = (k_ratios + width - 1) / width;
+  // blocks are as few as widths up to 16 allow, and as narrow as holds the ratios (a
+  // multiple of 4): with many clusters the gathers miss the cache, and one pass per block is
+  // what they cost; padding lanes cost as much as ratios (22 ratios: two blocks of 12, not
+  // 16 + 16).
+  const ResampleKernel kind = resample_kernel();
+  const BlockShape shape = block_shape(kind);
+  const size_t blocks = (k_ratios + shape.max - 1) / shape.max;
+  const size_t width = ((k_ratios + blocks - 1) / blocks + shape.granule - 1) / shape.granule * shape.granule;
   std::vector<double> nd(blocks * n * 2 * width, 0.0);
   for (size_t k = 0; k < k_ratios; ++k) {
     double* base = nd.data() + (k / width) * n * 2 * width;
@@ -228,24 +410,27 @@ Result<std::vector<ClusterRatioInterval>> cluster_ratio_intervals(const std::vec
   // Replicate r draws exactly what cluster_ratio_interval's replicate r draws, and each sum
   // below adds the same terms in the same order as ratio_of_sums / ratio_linearized_se, so
   // every ratio's replicates are bit-identical to its own cluster_ratio_interval call.
-  parallel_for(resamples, threads, [&](int r) {
-    Rng rng = Rng::stream(seed, {static_cast<uint64_t>(r)});
+  const BlockKernel kernel = block_kernel(width, kind);
+  // One worker per thread, each over a contiguous range of replicates with one index buffer
+  // (not one allocation per replicate); replicate r's draws depend on r alone.
+  const int workers = std::max(1, std::min(threads, resamples));
+  parallel_for(workers, workers, [&](int w) {
+    const int begin = static_cast<int>(static_cast<int64_t>(resamples) * w / workers);
+    const int end = static_cast<int>(static_cast<int64_t>(resamples) * (w + 1) / workers);
     std::vector<uint32_t> idx(n);
-    for (auto& i : idx) i = static_cast<uint32_t>(rng.uniform_int(n));
-    for (size_t b = 0; b < blocks; ++b) {
-      const double* base = nd.data() + b * n * 2 * width;
-      double ratio[16], sd[16], ss[16];
-      switch (width) {
-        case 4: resample_block<4>(idx, base, ratio, sd, ss); break;
-        case 8: resample_block<8>(idx, base, ratio, sd, ss); break;
-        case 12: resample_block<12>(idx, base, ratio, sd, ss); break;
-        default: resample_block<16>(idx, base, ratio, sd, ss); break;
-      }
-      for (size_t k = 0; k < width && b * width + k < k_ratios; ++k) {
-        const size_t row = b * width + k;
-        reps[row * nres + static_cast<size_t>(r)] = ratio[k];
-        ses[row * nres + static_cast<size_t>(r)] =
-            sd[k] == 0.0 ? std::nan("") : n < 2 ? 0.0 : std::sqrt(scale * ss[k]) / sd[k];
+    for (int r = begin; r < end; ++r) {
+      Rng rng = Rng::stream(seed, {static_cast<uint64_t>(r)});
+      for (auto& i : idx) i = static_cast<uint32_t>(rng.uniform_int(n));
+      for (size_t b = 0; b < blocks; ++b) {
+        const double* base = nd.data() + b * n * 2 * width;
+        double ratio[32], sd[32], ss[32];
+        kernel(idx.data(), n, base, ratio, sd, ss);
+        for (size_t k = 0; k < width && b * width + k < k_ratios; ++k) {
+          const size_t row = b * width + k;
+          reps[row * nres + static_cast<size_t>(r)] = ratio[k];
+          ses[row * nres + static_cast<size_t>(r)] =
+              sd[k] == 0.0 ? std::nan("") : n < 2 ? 0.0 : std::sqrt(scale * ss[k]) / sd[k];
+        }
       }
     }
   });
