@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <deque>
 #include <limits>
 #include <numeric>
 #include <map>
@@ -108,10 +107,57 @@ struct Group {
 
 static_assert(sizeof(Group) == 48, "Group grew");
 
-/// The groups, in creation order until FloorInput is finished. A deque, not a vector:
-/// growing never copies every group into a twice-as-large block (at 100M outcome values,
-/// ~10M groups: a vector's last growth held 0.5 GB and 1 GB at once).
-using GroupList = std::deque<Group>;
+/// The groups, in creation order until FloorInput is finished, in pages of 4,096: growing
+/// never copies every group into a twice-as-large block (at 100M outcome values, ~10M
+/// groups: a vector's last growth held 0.5 GB and 1 GB at once), and indexing is a shift
+/// and a mask into a page table small enough to stay cached (a std::deque's 10-group blocks
+/// need a 1M-entry map at that size).
+class GroupList {
+ public:
+  size_t size() const { return size_; }
+  Group& operator[](size_t i) { return pages_[i >> kShift][i & kMask]; }
+  const Group& operator[](size_t i) const { return pages_[i >> kShift][i & kMask]; }
+  void push_back(const Group& g) {
+    if ((size_ >> kShift) == pages_.size()) pages_.push_back(std::make_unique<Group[]>(kPage));
+    (*this)[size_++] = g;
+  }
+  /// Forward iteration in index order.
+  class const_iterator {
+   public:
+    const_iterator(const GroupList* l, size_t i) : l_(l), i_(i) {}
+    const Group& operator*() const { return (*l_)[i_]; }
+    const Group* operator->() const { return &(*l_)[i_]; }
+    const_iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    bool operator==(const const_iterator& o) const { return i_ == o.i_; }
+    bool operator!=(const const_iterator& o) const { return i_ != o.i_; }
+
+   private:
+    const GroupList* l_;
+    size_t i_;
+  };
+  const_iterator begin() const { return {this, 0}; }
+  const_iterator end() const { return {this, size_}; }
+
+ private:
+  static constexpr size_t kShift = 12, kPage = size_t{1} << kShift, kMask = kPage - 1;
+  std::vector<std::unique_ptr<Group[]>> pages_;
+  size_t size_ = 0;
+};
+
+/// Moves groups[i] to position dest[i] for every i (dest a permutation of 0..n-1), in
+/// place: each cycle is followed, swapping a group into its place. `dest` is consumed.
+void permute_groups(GroupList& groups, std::vector<uint32_t>& dest, size_t first = 0) {
+  for (size_t i = 0; i < dest.size(); ++i) {
+    while (dest[i] != i) {
+      const uint32_t j = dest[i];
+      std::swap(groups[first + i], groups[first + j]);
+      std::swap(dest[i], dest[j]);
+    }
+  }
+}
 
 /// Open-addressing index from a group's key (series, item) to its position in a GroupList:
 /// each slot is the position + 1 (0 = empty), 4 bytes, and the key is read from the group
@@ -213,18 +259,18 @@ void sort_groups(GroupList* groups_in, const std::vector<uint32_t>& srank, const
       dest[i] = static_cast<uint32_t>(next[s]++);
     }
   }
-  // Apply the permutation in place: follow each cycle, swapping the group into its place.
-  for (size_t i = 0; i < groups.size(); ++i) {
-    while (dest[i] != i) {
-      const uint32_t j = dest[i];
-      std::swap(groups[i], groups[j]);
-      std::swap(dest[i], dest[j]);
-    }
-  }
+  permute_groups(groups, dest);
   for (size_t s = 0; s < n_series; ++s) {
     if (ordered[s]) continue;
-    std::sort(groups.begin() + static_cast<std::ptrdiff_t>(start[s]), groups.begin() + static_cast<std::ptrdiff_t>(start[s + 1]),
-              [&](const Group& a, const Group& b) { return ri[a.item] < ri[b.item]; });
+    // This series' items arrived out of name order: sort its run by item rank.
+    const size_t first = start[s], len = start[s + 1] - start[s];
+    std::vector<uint32_t> order(len);
+    std::iota(order.begin(), order.end(), 0u);
+    std::sort(order.begin(), order.end(),
+              [&](uint32_t a, uint32_t b) { return ri[groups[first + a].item] < ri[groups[first + b].item]; });
+    std::vector<uint32_t> to(len);
+    for (uint32_t t = 0; t < len; ++t) to[order[t]] = t;
+    permute_groups(groups, to, first);
   }
 }
 
@@ -422,7 +468,6 @@ Status pending_rows_of(const FloorInput::Impl& in, int vote_size, PendingRows* p
   std::vector<uint32_t> items_touched, observed_touched;
   std::vector<int> counts;
   std::map<std::vector<int>, std::pair<int64_t, int64_t>> majority_memo;  // counts -> {discordant, comparisons}
-  // Iterators, not indices: a deque's operator[] recomputes the block per access.
   auto i = groups.begin();
   const auto end = groups.end();
   while (i != end) {
