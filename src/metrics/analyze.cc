@@ -119,6 +119,16 @@ Result<nlohmann::json> analyze_store(Store& store, const AnalyzeOptions& options
   ctx.has_study = study.ok();
   if (study.ok()) ctx.study = *study;
   ctx.include_cached = options.include_cached;
+  // floor and majority_floor: every vote size they will ask for, so the first one computes
+  // them all with one batch of bootstrap resamples (AnalysisContext::floor_rows; the same
+  // values as one batch per analysis). Options that do not parse plan nothing: the analysis
+  // reports its own error when it runs.
+  for (const auto& a : analyses) {
+    if (a.name == "floor") ctx.planned_vote_sizes.push_back(1);
+    if (a.name == "majority_floor")
+      if (auto sizes = majority_vote_sizes(a.options); sizes.ok())
+        ctx.planned_vote_sizes.insert(ctx.planned_vote_sizes.end(), sizes->begin(), sizes->end());
+  }
   results["analyses"] = nlohmann::json::object();
   for (const auto& a : analyses) {
     const AnalysisEntry* entry = find_analysis(a.name);

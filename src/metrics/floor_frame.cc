@@ -107,48 +107,103 @@ struct Group {
 
 static_assert(sizeof(Group) == 48, "Group grew");
 
-/// Open-addressing map from a 64-bit key (never ~0) to a 32-bit value: no node per entry.
-class FlatIndex {
+/// The groups, in creation order until FloorInput is finished, in pages of 4,096: growing
+/// never copies every group into a twice-as-large block (at 100M outcome values, ~10M
+/// groups: a vector's last growth held 0.5 GB and 1 GB at once), and indexing is a shift
+/// and a mask into a page table small enough to stay cached (a std::deque's 10-group blocks
+/// need a 1M-entry map at that size).
+class GroupList {
  public:
-  /// The value for `key`, inserting `value_if_new` when absent; second = inserted.
-  std::pair<uint32_t, bool> find_or_insert(uint64_t key, uint32_t value_if_new) {
-    if (2 * (size_ + 1) > keys_.size()) grow();
-    size_t mask = keys_.size() - 1;
-    for (size_t i = hash(key) & mask;; i = (i + 1) & mask) {
-      if (keys_[i] == key) return {vals_[i], false};
-      if (keys_[i] == kEmpty) {
-        keys_[i] = key;
-        vals_[i] = value_if_new;
+  size_t size() const { return size_; }
+  Group& operator[](size_t i) { return pages_[i >> kShift][i & kMask]; }
+  const Group& operator[](size_t i) const { return pages_[i >> kShift][i & kMask]; }
+  void push_back(const Group& g) {
+    if ((size_ >> kShift) == pages_.size()) pages_.push_back(std::make_unique<Group[]>(kPage));
+    (*this)[size_++] = g;
+  }
+  /// Forward iteration in index order.
+  class const_iterator {
+   public:
+    const_iterator(const GroupList* l, size_t i) : l_(l), i_(i) {}
+    const Group& operator*() const { return (*l_)[i_]; }
+    const Group* operator->() const { return &(*l_)[i_]; }
+    const_iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    bool operator==(const const_iterator& o) const { return i_ == o.i_; }
+    bool operator!=(const const_iterator& o) const { return i_ != o.i_; }
+
+   private:
+    const GroupList* l_;
+    size_t i_;
+  };
+  const_iterator begin() const { return {this, 0}; }
+  const_iterator end() const { return {this, size_}; }
+
+ private:
+  static constexpr size_t kShift = 12, kPage = size_t{1} << kShift, kMask = kPage - 1;
+  std::vector<std::unique_ptr<Group[]>> pages_;
+  size_t size_ = 0;
+};
+
+/// Moves groups[i] to position dest[i] for every i (dest a permutation of 0..n-1), in
+/// place: each cycle is followed, swapping a group into its place. `dest` is consumed.
+void permute_groups(GroupList& groups, std::vector<uint32_t>& dest, size_t first = 0) {
+  for (size_t i = 0; i < dest.size(); ++i) {
+    while (dest[i] != i) {
+      const uint32_t j = dest[i];
+      std::swap(groups[first + i], groups[first + j]);
+      std::swap(dest[i], dest[j]);
+    }
+  }
+}
+
+/// Open-addressing index from a group's key (series, item) to its position in a GroupList:
+/// each slot is the position + 1 (0 = empty), 4 bytes, and the key is read from the group
+/// itself (which the caller then updates anyway). At ~10M groups: 128 MB instead of the
+/// 400 MB of a table holding 64-bit keys beside 32-bit values.
+class GroupIndex {
+ public:
+  /// The position of the group (series, item), or `value_if_new` (to be pushed at that
+  /// position by the caller) when absent; second = inserted.
+  std::pair<uint32_t, bool> find_or_insert(uint32_t series, uint32_t item, const GroupList& groups,
+                                           uint32_t value_if_new) {
+    if (2 * (size_ + 1) > slots_.size()) grow(groups);
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = hash(series, item) & mask;; i = (i + 1) & mask) {
+      const uint32_t slot = slots_[i];
+      if (slot == 0) {
+        slots_[i] = value_if_new + 1;
         ++size_;
         return {value_if_new, true};
       }
+      const Group& g = groups[slot - 1];
+      if (g.series == series && g.item == item) return {slot - 1, false};
     }
   }
 
  private:
-  static constexpr uint64_t kEmpty = ~0ULL;
-  static size_t hash(uint64_t k) {
+  static size_t hash(uint32_t series, uint32_t item) {
+    uint64_t k = (static_cast<uint64_t>(series) << 32) | item;
     k ^= k >> 33;
     k *= 0xff51afd7ed558ccdULL;
     k ^= k >> 33;
     return static_cast<size_t>(k);
   }
-  void grow() {
-    std::vector<uint64_t> keys(std::max<size_t>(1024, keys_.size() * 2), kEmpty);
-    std::vector<uint32_t> vals(keys.size());
-    const size_t mask = keys.size() - 1;
-    for (size_t j = 0; j < keys_.size(); ++j) {
-      if (keys_[j] == kEmpty) continue;
-      size_t i = hash(keys_[j]) & mask;
-      while (keys[i] != kEmpty) i = (i + 1) & mask;
-      keys[i] = keys_[j];
-      vals[i] = vals_[j];
+  void grow(const GroupList& groups) {
+    std::vector<uint32_t> slots(std::max<size_t>(1024, slots_.size() * 2), 0);
+    const size_t mask = slots.size() - 1;
+    for (uint32_t slot : slots_) {
+      if (slot == 0) continue;
+      const Group& g = groups[slot - 1];
+      size_t i = hash(g.series, g.item) & mask;
+      while (slots[i] != 0) i = (i + 1) & mask;
+      slots[i] = slot;
     }
-    keys_.swap(keys);
-    vals_.swap(vals);
+    slots_.swap(slots);
   }
-  std::vector<uint64_t> keys_;
-  std::vector<uint32_t> vals_;
+  std::vector<uint32_t> slots_;
   size_t size_ = 0;
 };
 
@@ -159,7 +214,7 @@ struct FloorInput::Impl {
   /// (subject, config, condition, outcome) codes of each series id.
   std::vector<std::array<uint32_t, 4>> series;
   /// Sorted by (subject, config, condition, outcome, item) names once aggregation ends.
-  std::vector<Group> groups;
+  GroupList groups;
   /// Category counts of the groups with more than two distinct values.
   std::vector<std::vector<std::pair<double, int>>> spill;
   /// Distinct (item, replicate) ok draws per cell: the pooled row's valid_draws.
@@ -178,6 +233,46 @@ struct FloorInput::Impl {
 };
 
 namespace {
+
+/// Sorts `groups` by (srank[series], ri[item]) (both ranks distinct per key) with 4 bytes
+/// of extra memory per group: a stable counting sort by series rank into a permutation,
+/// applied in place, then a comparison sort only of the series whose items did not arrive
+/// in rank order (a store's draws are usually item by item, so usually none). The result
+/// equals std::sort's with that comparator: the keys are unique.
+void sort_groups(GroupList* groups_in, const std::vector<uint32_t>& srank, const std::vector<uint32_t>& ri) {
+  GroupList& groups = *groups_in;
+  const size_t n_series = srank.size();
+  std::vector<size_t> start(n_series + 1, 0);
+  for (const Group& g : groups) ++start[srank[g.series] + 1];
+  for (size_t s = 0; s < n_series; ++s) start[s + 1] += start[s];
+  std::vector<char> ordered(n_series, 1);
+  std::vector<uint32_t> last_item_rank(n_series, 0);
+  std::vector<uint32_t> dest(groups.size());
+  {
+    std::vector<size_t> next(start.begin(), start.end() - 1);
+    size_t i = 0;
+    for (auto it = groups.begin(); it != groups.end(); ++it, ++i) {
+      const uint32_t s = srank[it->series];
+      const uint32_t r = ri[it->item];
+      if (next[s] > start[s] && r < last_item_rank[s]) ordered[s] = 0;
+      last_item_rank[s] = r;
+      dest[i] = static_cast<uint32_t>(next[s]++);
+    }
+  }
+  permute_groups(groups, dest);
+  for (size_t s = 0; s < n_series; ++s) {
+    if (ordered[s]) continue;
+    // This series' items arrived out of name order: sort its run by item rank.
+    const size_t first = start[s], len = start[s + 1] - start[s];
+    std::vector<uint32_t> order(len);
+    std::iota(order.begin(), order.end(), 0u);
+    std::sort(order.begin(), order.end(),
+              [&](uint32_t a, uint32_t b) { return ri[groups[first + a].item] < ri[groups[first + b].item]; });
+    std::vector<uint32_t> to(len);
+    for (uint32_t t = 0; t < len; ++t) to[order[t]] = t;
+    permute_groups(groups, to, first);
+  }
+}
 
 class Aggregator {
  public:
@@ -203,8 +298,8 @@ class Aggregator {
     if (last_group_[series].first == c.item) {
       gi = last_group_[series].second;
     } else {
-      auto [found, inserted] = index_.find_or_insert((static_cast<uint64_t>(series) << 32) | c.item,
-                                                     static_cast<uint32_t>(in_->groups.size()));
+      auto [found, inserted] =
+          index_.find_or_insert(series, c.item, in_->groups, static_cast<uint32_t>(in_->groups.size()));
       if (inserted) {
         Group g;
         g.series = series;
@@ -270,9 +365,7 @@ class Aggregator {
     std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return series_rank[a] < series_rank[b]; });
     std::vector<uint32_t> srank(in.series.size());
     for (uint32_t r = 0; r < order.size(); ++r) srank[order[r]] = r;
-    std::sort(in.groups.begin(), in.groups.end(), [&](const Group& a, const Group& b) {
-      return srank[a.series] != srank[b.series] ? srank[a.series] < srank[b.series] : ri[a.item] < ri[b.item];
-    });
+    sort_groups(&in.groups, srank, ri);
     return FloorInput(std::move(in_));
   }
 
@@ -298,7 +391,7 @@ class Aggregator {
   std::map<std::array<uint32_t, 4>, uint32_t> series_index_;
   CellId series_cell_{UINT32_MAX, UINT32_MAX, UINT32_MAX};
   std::vector<uint32_t> series_by_outcome_;
-  FlatIndex index_;                                       // (series << 32 | item) -> group
+  GroupIndex index_;                                      // (series, item) -> group
   std::vector<std::pair<uint32_t, uint32_t>> last_group_;  // series -> (item, group) last used
   std::map<CellId, std::vector<uint64_t>> cell_draws_;    // (item << 32 | replicate) per new draw
   std::vector<uint64_t>* cell_keys_ = nullptr;
@@ -348,15 +441,23 @@ int bootstrap_threads() {
   return static_cast<int>(std::clamp(hw, 1u, 8u));
 }
 
-Result<std::vector<FloorRow>> rows_of(const FloorInput::Impl& in, int vote_size, const BootstrapOptions& boot) {
+/// One vote size's rows before their intervals, with each row's per-cluster sums (in
+/// cluster-name order) for the bootstrap.
+struct PendingRows {
+  std::vector<FloorRow> rows;
+  std::vector<std::vector<double>> nums, dens;
+};
+
+Status pending_rows_of(const FloorInput::Impl& in, int vote_size, PendingRows* pending) {
   const OutcomeDictionaries& dict = in.dict;
   const auto rcl = sorted_ranks(dict.clusters);
   const auto& groups = in.groups;
 
-  std::vector<FloorRow> out;
+  std::vector<FloorRow>& out = pending->rows;
   // The rows' per-cluster sums; every interval is computed at the end, rows with the same
   // cluster count from one set of resamples (finish_floor_rows).
-  std::vector<std::vector<double>> nums, dens;
+  std::vector<std::vector<double>>& nums = pending->nums;
+  std::vector<std::vector<double>>& dens = pending->dens;
   auto finish_row = [&](ClusterSums& clusters) {
     nums.emplace_back();
     dens.emplace_back();
@@ -366,20 +467,22 @@ Result<std::vector<FloorRow>> rows_of(const FloorInput::Impl& in, int vote_size,
   std::vector<char> item_seen(dict.items.size()), observed_seen(dict.items.size());
   std::vector<uint32_t> items_touched, observed_touched;
   std::vector<int> counts;
-  size_t i = 0;
-  while (i < groups.size()) {
-    const auto& first = in.series[groups[i].series];
+  std::map<std::vector<int>, std::pair<int64_t, int64_t>> majority_memo;  // counts -> {discordant, comparisons}
+  auto i = groups.begin();
+  const auto end = groups.end();
+  while (i != end) {
+    const auto& first = in.series[i->series];
     const CellId cell{first[0], first[1], first[2]};
     auto same_cell = [&](const Group& g) {
       const auto& s = in.series[g.series];
       return s[0] == cell[0] && s[1] == cell[1] && s[2] == cell[2];
     };
     FloorRow pooled{dict.subjects[cell[0]], dict.configs[cell[1]], dict.conditions[cell[2]], "pooled", vote_size};
-    while (i < groups.size() && same_cell(groups[i])) {
-      const uint32_t series = groups[i].series;
+    while (i != end && same_cell(*i)) {
+      const uint32_t series = i->series;
       FloorRow row{pooled.subject, pooled.config, pooled.condition, dict.outcomes[in.series[series][3]], vote_size};
-      for (; i < groups.size() && groups[i].series == series; ++i) {
-        const Group& g = groups[i];
+      for (; i != end && i->series == series; ++i) {
+        const Group& g = *i;
         ++row.items_observed;
         row.valid_draws += g.n;
         if (!observed_seen[g.item]) {
@@ -400,7 +503,11 @@ Result<std::vector<FloorRow>> rows_of(const FloorInput::Impl& in, int vote_size,
                                                   "replicates is too large ({:.3g} pairs)",
                                                   vote_size, g.n, subsets * subsets / 2))
                 .with_context(fmt::format("item {}", dict.items[g.item]));
-          std::tie(d, c) = majority_vote_disagreement_counts(counts, vote_size);
+          // Groups share few count vectors (binary outcomes with n replicates: n + 1), so each
+          // distinct one is counted once.
+          auto [memo, fresh] = majority_memo.try_emplace(counts);
+          if (fresh) memo->second = majority_vote_disagreement_counts(counts, vote_size);
+          std::tie(d, c) = memo->second;
         }
         if (c == 0) continue;
         row.discordant += d;
@@ -433,10 +540,29 @@ Result<std::vector<FloorRow>> rows_of(const FloorInput::Impl& in, int vote_size,
     finish_row(pooled_by_cluster);
     out.push_back(std::move(pooled));
   }
+  return Status::Ok();
+}
+
+/// The intervals of every pending row, all vote sizes in one finish_floor_rows call (rows
+/// with equal cluster counts share one set of resamples). Each row's interval depends only
+/// on its own sums, the seed and the resample count (stats::cluster_ratio_intervals), so it
+/// is the same as from a call per vote size.
+Status finish_pending(std::vector<PendingRows*> pending, const BootstrapOptions& boot) {
   std::vector<FloorRow*> ptrs;
-  for (auto& r : out) ptrs.push_back(&r);
-  NF_RETURN_IF_ERROR(finish_floor_rows(ptrs, nums, dens, boot, bootstrap_threads()));
-  return out;
+  std::vector<std::vector<double>> nums, dens;
+  for (PendingRows* p : pending) {
+    for (auto& r : p->rows) ptrs.push_back(&r);
+    for (auto& v : p->nums) nums.push_back(std::move(v));
+    for (auto& v : p->dens) dens.push_back(std::move(v));
+  }
+  return finish_floor_rows(ptrs, nums, dens, boot, bootstrap_threads());
+}
+
+Result<std::vector<FloorRow>> rows_of(const FloorInput::Impl& in, int vote_size, const BootstrapOptions& boot) {
+  PendingRows p;
+  NF_RETURN_IF_ERROR(pending_rows_of(in, vote_size, &p));
+  NF_RETURN_IF_ERROR(finish_pending({&p}, boot));
+  return std::move(p.rows);
 }
 
 }  // namespace
@@ -493,6 +619,32 @@ Result<FloorInput> read_floor_input(Store& store, bool include_cached) {
 Result<std::vector<FloorRow>> compute_floor_frame(const FloorInput& input, int vote_size,
                                                   const BootstrapOptions& boot) {
   return rows_of(*input.impl_, vote_size, boot);
+}
+
+std::vector<Result<std::vector<FloorRow>>> compute_floor_frames(const FloorInput& input,
+                                                                 const std::vector<int>& vote_sizes,
+                                                                 const BootstrapOptions& boot) {
+  std::vector<Result<std::vector<FloorRow>>> out;
+  std::vector<PendingRows> pending(vote_sizes.size());
+  std::vector<Status> status(vote_sizes.size());
+  std::vector<PendingRows*> batch;
+  for (size_t k = 0; k < vote_sizes.size(); ++k) {
+    status[k] = pending_rows_of(*input.impl_, vote_sizes[k], &pending[k]);
+    if (status[k].ok()) batch.push_back(&pending[k]);
+  }
+  if (!finish_pending(batch, boot).ok()) {
+    // A bootstrap error: give each vote size the result of its own call (rows_of).
+    for (int v : vote_sizes) out.push_back(rows_of(*input.impl_, v, boot));
+    return out;
+  }
+  for (size_t k = 0; k < vote_sizes.size(); ++k) {
+    if (status[k].ok()) {
+      out.push_back(std::move(pending[k].rows));
+    } else {
+      out.push_back(status[k]);
+    }
+  }
+  return out;
 }
 
 Result<std::vector<FloorRow>> compute_floor_frame(const OutcomeFrame& f, int vote_size, const BootstrapOptions& boot) {

@@ -47,6 +47,8 @@ class FloorInput {
 
  private:
   friend Result<std::vector<FloorRow>> compute_floor_frame(const FloorInput&, int, const BootstrapOptions&);
+  friend std::vector<Result<std::vector<FloorRow>>> compute_floor_frames(const FloorInput&, const std::vector<int>&,
+                                                                        const BootstrapOptions&);
   std::unique_ptr<Impl> impl_;
 };
 
@@ -64,6 +66,15 @@ FloorInput floor_input_of(const OutcomeFrame& frame);
 /// majority_floor: ..." when exact enumeration would be too large).
 Result<std::vector<FloorRow>> compute_floor_frame(const FloorInput& input, int vote_size,
                                                   const BootstrapOptions& boot);
+
+/// compute_floor_frame(input, v, boot) for each v in `vote_sizes` (element k: vote_sizes[k]'s
+/// rows or its error), with the intervals of every vote size's rows from one batch of
+/// resamples (rows with equal cluster counts share their cluster draws,
+/// stats::cluster_ratio_intervals): the same FloorRow values as separate calls, for a
+/// fraction of the random draws when floor and majority_floor run together (issue 14).
+std::vector<Result<std::vector<FloorRow>>> compute_floor_frames(const FloorInput& input,
+                                                                 const std::vector<int>& vote_sizes,
+                                                                 const BootstrapOptions& boot);
 
 /// compute_floor(rows, vote_size, boot) for the rows `frame` holds (any row order):
 /// identical FloorRow values (rows in the same order, same bootstrap: clusters in name

@@ -57,8 +57,8 @@ Status check_option_keys(const std::string& analysis, const nlohmann::json& opti
 
 Result<nlohmann::json> run_floor(AnalysisContext& ctx, const nlohmann::json& options) {
   NF_RETURN_IF_ERROR(check_option_keys("floor", options, {}));
-  NF_ASSIGN_OR_RETURN(const FloorInput* input, ctx.floor_input());
-  NF_ASSIGN_OR_RETURN(auto fr, compute_floor_frame(*input, 1, ctx.bootstrap));
+  NF_ASSIGN_OR_RETURN(const std::vector<FloorRow>* fr_rows, ctx.floor_rows(1));
+  const std::vector<FloorRow>& fr = *fr_rows;
   nlohmann::json j;
   j["method"] =
       "share of disagreeing replicate pairs per item, over every unordered pair of replicates of every item; "
@@ -90,8 +90,8 @@ Result<nlohmann::json> run_majority_floor(AnalysisContext& ctx, const nlohmann::
       j["warnings"].push_back(fmt::format(
           "vote size {} needs at least {} replicates per item (two disjoint vote sets); the store has at most {}", r,
           2 * r, max_reps));
-    NF_ASSIGN_OR_RETURN(auto fr, compute_floor_frame(*input, r, ctx.bootstrap));
-    for (const auto& row : fr) j["rows"].push_back(floor_row_to_json(row));
+    NF_ASSIGN_OR_RETURN(const std::vector<FloorRow>* fr, ctx.floor_rows(r));
+    for (const auto& row : *fr) j["rows"].push_back(floor_row_to_json(row));
   }
   NF_RETURN_IF_ERROR(add_planned_coverage(j["rows"], ctx));
   return j;
@@ -269,6 +269,8 @@ Result<nlohmann::json> run_rerun(AnalysisContext& ctx, const nlohmann::json& opt
 }
 
 }  // namespace
+
+Result<std::vector<int>> majority_vote_sizes(const nlohmann::json& options) { return vote_sizes_of(options); }
 
 const std::vector<AnalysisEntry>& analysis_registry() {
   static const std::vector<AnalysisEntry> kRegistry{

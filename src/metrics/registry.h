@@ -8,7 +8,9 @@
 // (spec/study.h known_analyses(); a test pins that every such name is registered).
 #pragma once
 
+#include <algorithm>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,6 +47,30 @@ struct AnalysisContext {
     return &*floor_input_;
   }
 
+  /// Vote sizes the floors of this run will ask floor_rows for (1 = floor, R' =
+  /// majority_floor), planned by analyze_store from the analysis list; the first
+  /// floor_rows call computes them all with one batch of bootstrap resamples.
+  std::vector<int> planned_vote_sizes;
+
+  /// The floor rows for `vote_size` (compute_floor_frame on floor_input(), identical
+  /// values), computed on first use together with every planned vote size not computed yet
+  /// (compute_floor_frames: one set of cluster draws for all of them). Errors: the store's
+  /// read error, or this vote size's compute_floor_frame error.
+  Result<const std::vector<FloorRow>*> floor_rows(int vote_size) {
+    auto it = floor_rows_.find(vote_size);
+    if (it == floor_rows_.end()) {
+      NF_ASSIGN_OR_RETURN(const FloorInput* input, floor_input());
+      std::vector<int> sizes{vote_size};
+      for (int v : planned_vote_sizes)
+        if (floor_rows_.count(v) == 0 && std::find(sizes.begin(), sizes.end(), v) == sizes.end()) sizes.push_back(v);
+      auto rows = compute_floor_frames(*input, sizes, bootstrap);
+      for (size_t k = 0; k < sizes.size(); ++k) floor_rows_.emplace(sizes[k], std::move(rows[k]));
+      it = floor_rows_.find(vote_size);
+    }
+    if (!it->second.ok()) return it->second.status();
+    return &*it->second;
+  }
+
   /// The outcome rows, loaded once. Errors: the store's read error.
   Result<const std::vector<OutcomeRow>*> rows() {
     if (!rows_) {
@@ -57,7 +83,12 @@ struct AnalysisContext {
  private:
   std::optional<std::vector<OutcomeRow>> rows_;
   std::optional<FloorInput> floor_input_;
+  std::map<int, Result<std::vector<FloorRow>>> floor_rows_;
 };
+
+/// The vote sizes of majority_floor's options ({"vote_sizes": [R', ...]}; default {3}).
+/// Errors: InvalidArgument naming majority_floor.vote_sizes.
+Result<std::vector<int>> majority_vote_sizes(const nlohmann::json& options);
 
 /// One registered analysis. `run` returns its results.json section (an object with at
 /// least `method` and `source`, or `skipped` with the reason); it returns InvalidArgument

@@ -38,11 +38,21 @@ std::string reply_script(std::string_view t) {
 
 Result<nlohmann::json> parse_error_rate_by_language(Store& store) {
   std::map<std::tuple<std::string, std::string, std::string>, std::pair<int64_t, int64_t>> cells;
+  // Consecutive draws mostly share subject, config and script: reuse the last cell's
+  // counters (map nodes do not move) instead of building a key and searching per draw.
+  std::pair<int64_t, int64_t>* last = nullptr;
+  std::string last_subject, last_config, last_script;
   NF_RETURN_IF_ERROR(store.for_each_answer([&](const std::string& subject, const std::string& config,
                                                const std::string& status, const std::string& content) {
-    auto& c = cells[{subject, config, reply_script(content)}];
-    ++c.first;
-    if (status == "parse_error") ++c.second;
+    std::string script = reply_script(content);
+    if (last == nullptr || subject != last_subject || config != last_config || script != last_script) {
+      last = &cells[{subject, config, script}];
+      last_subject = subject;
+      last_config = config;
+      last_script = std::move(script);
+    }
+    ++last->first;
+    if (status == "parse_error") ++last->second;
   }));
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& [k, c] : cells) {

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "util/rng.h"
+#include "stats/order_stats.h"
 #include "stats/parallel_for.h"
 
 namespace nf::stats {
@@ -38,26 +39,54 @@ Result<BootstrapResult> finish(double estimate, std::vector<double> reps, int re
 
 }  // namespace
 
-Result<double> quantile_linear(std::vector<double> values, double q) {
+namespace {
+
+Status check_quantile_values(const std::vector<double>& values) {
   if (values.empty()) return InvalidArgument("quantile_linear: no values");
-  if (!(q >= 0.0 && q <= 1.0)) return InvalidArgument("quantile_linear: q must be in [0, 1]");
   for (double v : values) {
     if (std::isnan(v)) return InvalidArgument("quantile_linear: NaN value");
   }
-  std::sort(values.begin(), values.end());
-  const double h = static_cast<double>(values.size() - 1) * q;
+  return Status::Ok();
+}
+
+// Type-7 position of q in n values: lo = floor(h) and the fraction h - lo, h = (n-1) q.
+std::pair<size_t, double> quantile_position(size_t n, double q) {
+  const double h = static_cast<double>(n - 1) * q;
   const size_t lo = static_cast<size_t>(std::floor(h));
-  if (lo + 1 >= values.size()) return values.back();
-  const double frac = h - static_cast<double>(lo);
-  return values[lo] + frac * (values[lo + 1] - values[lo]);
+  return {lo, h - static_cast<double>(lo)};
+}
+
+// The quantile from its order-statistic pair (order_pair): v[lo] + frac (v[lo+1] - v[lo]),
+// or v[lo] when lo is the last position.
+double interpolate(size_t n, size_t lo, double frac, std::pair<double, double> v) {
+  if (lo + 1 >= n) return v.first;
+  return v.first + frac * (v.second - v.first);
+}
+
+}  // namespace
+
+Result<double> quantile_linear(std::vector<double> values, double q) {
+  if (values.empty()) return InvalidArgument("quantile_linear: no values");
+  if (!(q >= 0.0 && q <= 1.0)) return InvalidArgument("quantile_linear: q must be in [0, 1]");
+  NF_RETURN_IF_ERROR(check_quantile_values(values));
+  // Selection, not a sort: the same two order statistics (stats/order_stats.h).
+  const auto [lo, frac] = quantile_position(values.size(), q);
+  return interpolate(values.size(), lo, frac, order_pair(values, 0, lo));
 }
 
 Result<Interval> percentile_interval(const std::vector<double>& values, double level) {
   NF_RETURN_IF_ERROR(check_level("percentile_interval", level));
+  NF_RETURN_IF_ERROR(check_quantile_values(values));
   const double alpha = 1.0 - level;
+  // One copy and one selection for both ends; the same values as quantile_linear at
+  // alpha/2 and 1 - alpha/2.
+  std::vector<double> v = values;
+  const auto [lo1, frac1] = quantile_position(v.size(), alpha / 2.0);
+  const auto [lo2, frac2] = quantile_position(v.size(), 1.0 - alpha / 2.0);
+  const auto [p1, p2] = order_pairs(v, lo1, lo2);
   Interval out;
-  NF_ASSIGN_OR_RETURN(out.low, quantile_linear(values, alpha / 2.0));
-  NF_ASSIGN_OR_RETURN(out.high, quantile_linear(values, 1.0 - alpha / 2.0));
+  out.low = interpolate(v.size(), lo1, frac1, p1);
+  out.high = interpolate(v.size(), lo2, frac2, p2);
   return out;
 }
 

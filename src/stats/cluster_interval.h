@@ -84,6 +84,20 @@ Result<std::vector<ClusterRatioInterval>> cluster_ratio_intervals(const std::vec
                                                                    int threads = 1, double clamp_low = 0.0,
                                                                    double clamp_high = 1.0);
 
+/// The inner loop cluster_ratio_intervals resamples with. Every kernel performs the same
+/// IEEE operations in the same order, so results are bit-identical whichever runs
+/// (tests/stats/cluster_intervals_batch_test.cc); only speed differs. kAuto: the widest the
+/// CPU has: kAvx512 (512-bit vectors, 8 ratios per instruction, blocks of up to 32 ratios),
+/// kAvx2 (256-bit, 4 per instruction, blocks of up to 16; both x86-64 with GCC/Clang only),
+/// else kPortable (the compiler's baseline vectors, blocks of up to 16).
+enum class ResampleKernel { kAuto, kPortable, kAvx2, kAvx512 };
+/// The kernel in use now (never kAuto).
+ResampleKernel resample_kernel();
+/// Chooses the kernel for later calls, process-wide (tests and benchmarks; call before
+/// starting threads that resample). kAuto restores the default. Returns false, changing
+/// nothing, when the kernel is not available on this CPU or build.
+bool set_resample_kernel(ResampleKernel kind);
+
 /// True when every value equals the first (an empty vector is not degenerate): the
 /// bootstrap distribution has no spread, so its interval says nothing about uncertainty.
 bool all_equal(const std::vector<double>& values);

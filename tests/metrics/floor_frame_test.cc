@@ -161,6 +161,45 @@ TEST(FloorFrame, TooManyReplicatesGivesTheSameError) {
   expect_frame_equals_rows(**store, {1, 3});
 }
 
+// compute_floor_frames (every vote size's intervals from one batch of resamples, as
+// `analyze` runs floor + majority_floor) must give each vote size exactly its own
+// compute_floor_frame rows, and a vote size's error only to that vote size.
+TEST(FloorFrame, SeveralVoteSizesAtOnceEqualOneAtATime) {
+  testing::TempDir dir;
+  auto store = Store::open((fs::path(dir.path()) / "s.sqlite").string());
+  ASSERT_TRUE(store.ok());
+  Rng rng(7);
+  for (int item = 0; item < 60; ++item) {
+    const int reps = item == 5 ? 63 : 2 + static_cast<int>(rng.uniform_int(9));  // item 5: too many for R' = 3
+    for (int r = 0; r < reps; ++r) {
+      Draw d;
+      d.key = {item % 2 ? "m1" : "m2", "q" + std::to_string(item), "none", "default", r};
+      d.cluster = "c" + std::to_string(item % 13);
+      d.outcomes = {{"correct", rng.uniform() < 0.3 ? 1.0 : 0.0, ""},
+                    {"choice", static_cast<double>(rng.uniform_int(3)), ""}};
+      ASSERT_TRUE((*store)->put_draw(d).ok());
+    }
+  }
+  auto input = read_floor_input(**store, true);
+  ASSERT_TRUE(input.ok());
+  const BootstrapOptions boot{400, 3, 0.9};
+  const std::vector<int> sizes{1, 2, 3, 1};
+  auto all = compute_floor_frames(*input, sizes, boot);
+  ASSERT_EQ(all.size(), sizes.size());
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    SCOPED_TRACE("vote size " + std::to_string(sizes[k]));
+    auto one = compute_floor_frame(*input, sizes[k], boot);
+    ASSERT_EQ(one.ok(), all[k].ok());
+    if (!one.ok()) {
+      EXPECT_EQ(one.status().to_string(), all[k].status().to_string());
+      continue;
+    }
+    expect_same_rows(*one, *all[k]);
+  }
+  EXPECT_TRUE(all[0].ok());
+  EXPECT_FALSE(all[2].ok());  // 63 replicates: exact enumeration for R' = 3 is too large
+}
+
 TEST(FloorFrame, ClosedFormMajorityEqualsEnumeration) {
   Rng rng(99);
   for (int trial = 0; trial < 400; ++trial) {

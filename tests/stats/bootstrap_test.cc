@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <string>
@@ -30,6 +31,40 @@ TEST(Bootstrap, QuantileMatchesNumpyLinear) {
   EXPECT_FALSE(quantile_linear({}, 0.5).ok());
   EXPECT_FALSE(quantile_linear({1.0}, 1.5).ok());
   EXPECT_FALSE(quantile_linear({1.0, std::nan("")}, 0.5).ok());
+}
+
+// quantile_linear and percentile_interval select order statistics (std::nth_element)
+// instead of sorting: the results must equal the sorted-array definition exactly, with
+// ties, tiny and unsorted inputs, and q at 0 and 1.
+TEST(Bootstrap, QuantileBySelectionEqualsSortedDefinition) {
+  auto sorted_quantile = [](std::vector<double> v, double q) {
+    std::sort(v.begin(), v.end());
+    const double h = static_cast<double>(v.size() - 1) * q;
+    const size_t lo = static_cast<size_t>(std::floor(h));
+    if (lo + 1 >= v.size()) return v.back();
+    return v[lo] + (h - static_cast<double>(lo)) * (v[lo + 1] - v[lo]);
+  };
+  Rng rng(77);
+  for (size_t n : {1, 2, 3, 10, 101, 1000}) {
+    for (int rep = 0; rep < 20; ++rep) {
+      std::vector<double> v;
+      for (size_t i = 0; i < n; ++i)
+        v.push_back(rep % 2 == 0 ? static_cast<double>(rng.uniform_int(5)) : rng.uniform() - 0.5);  // ties / none
+      for (double q : {0.0, 0.025, 0.1, 0.5, 0.9, 0.975, 1.0}) {
+        auto got = quantile_linear(v, q);
+        ASSERT_TRUE(got.ok());
+        EXPECT_EQ(*got, sorted_quantile(v, q)) << "n " << n << " q " << q;
+      }
+      for (double level : {0.5, 0.9, 0.95, 0.999}) {
+        auto iv = percentile_interval(v, level);
+        ASSERT_TRUE(iv.ok());
+        EXPECT_EQ(iv->low, sorted_quantile(v, (1 - level) / 2)) << "n " << n << " level " << level;
+        EXPECT_EQ(iv->high, sorted_quantile(v, 1 - (1 - level) / 2)) << "n " << n << " level " << level;
+      }
+    }
+  }
+  EXPECT_FALSE(percentile_interval({}, 0.95).ok());
+  EXPECT_FALSE(percentile_interval({1.0, std::nan("")}, 0.95).ok());
 }
 
 std::vector<double> random_clusters(std::vector<double>& den, uint64_t seed) {

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -52,6 +53,46 @@ TEST(ClusterInterval, StudentizedIntervalMatchesNumpyQuantiles) {
   auto open = studentized_interval(0.2, 0.1, {-1.0, 0.0, inf, inf}, 0.95);
   ASSERT_TRUE(open.ok());
   EXPECT_EQ(open->low, -inf);
+}
+
+// studentized_interval selects its two pivot quantiles (std::nth_element) instead of
+// sorting: the bounds must equal the sorted-array definition exactly, infinite pivots
+// and ties included.
+TEST(ClusterInterval, StudentizedQuantilesBySelectionEqualSortedDefinition) {
+  const double inf = std::numeric_limits<double>::infinity();
+  auto reference = [&](double est, double se, std::vector<double> t, double level) {
+    std::sort(t.begin(), t.end());
+    auto q = [&](double p) {
+      const double h = static_cast<double>(t.size() - 1) * p;
+      const size_t lo = static_cast<size_t>(std::floor(h));
+      if (lo + 1 >= t.size()) return t.back();
+      const double frac = h - static_cast<double>(lo), a = t[lo], b = t[lo + 1];
+      if (std::isinf(a) || std::isinf(b)) return frac == 0.0 ? a : (std::isinf(b) ? b : a);
+      return a + frac * (b - a);
+    };
+    const double t_lo = q((1 - level) / 2), t_hi = q(1 - (1 - level) / 2);
+    return std::pair<double, double>{std::isinf(t_hi) ? (t_hi > 0 ? -inf : inf) : est - t_hi * se,
+                                     std::isinf(t_lo) ? (t_lo < 0 ? inf : -inf) : est - t_lo * se};
+  };
+  Rng rng(5);
+  for (size_t n : {1, 2, 5, 40, 999}) {
+    for (int rep = 0; rep < 12; ++rep) {
+      std::vector<double> t;
+      for (size_t i = 0; i < n; ++i) {
+        const uint64_t u = rng.uniform_int(20);
+        t.push_back(rep % 3 == 0 && u == 0 ? inf : rep % 3 == 1 && u == 1 ? -inf
+                    : rep % 2 == 0           ? static_cast<double>(rng.uniform_int(4)) - 2.0
+                                             : 3.0 * (rng.uniform() - 0.5));
+      }
+      for (double level : {0.5, 0.9, 0.95}) {
+        auto iv = studentized_interval(0.3, 0.05, t, level);
+        ASSERT_TRUE(iv.ok());
+        const auto [low, high] = reference(0.3, 0.05, t, level);
+        EXPECT_EQ(iv->low, low) << "n " << n << " rep " << rep << " level " << level;
+        EXPECT_EQ(iv->high, high) << "n " << n << " rep " << rep << " level " << level;
+      }
+    }
+  }
 }
 
 TEST(ClusterInterval, PercentileSideEqualsClusterBootstrapRatio) {

@@ -54,6 +54,56 @@ TEST(ClusterIntervals, EachRatioEqualsItsOwnInterval) {
   }
 }
 
+// The portable, AVX2 and AVX-512 resampling kernels (ResampleKernel; each where the CPU has
+// it) must give bit-identical intervals, for every block width (4..32, one to three blocks)
+// and any thread count; all equal the one-ratio path.
+TEST(ClusterIntervals, KernelsAndThreadCountsGiveIdenticalIntervals) {
+  struct Restore {
+    ~Restore() { set_resample_kernel(ResampleKernel::kAuto); }
+  } restore;
+  std::vector<ResampleKernel> kernels{ResampleKernel::kPortable};
+  if (set_resample_kernel(ResampleKernel::kAvx2)) kernels.push_back(ResampleKernel::kAvx2);
+  if (set_resample_kernel(ResampleKernel::kAvx512)) kernels.push_back(ResampleKernel::kAvx512);
+  ASSERT_TRUE(set_resample_kernel(ResampleKernel::kAuto));
+  // Widths 4, 8, 12, 16 and two blocks; non-integer sums, so any reordering of an addition
+  // would show in the last bits.
+  // Integer sums go through the int32 layout, the others through doubles.
+  for (bool integers : {false, true})
+  for (auto [g, ratios] : {std::pair<size_t, int>{3, 2}, {57, 7}, {57, 11}, {120, 16}, {33, 22}, {20, 30}, {9, 70}}) {
+    Rng rng(100 + g);
+    std::vector<std::vector<double>> nums, dens;
+    for (int k = 0; k < ratios; ++k) {
+      std::vector<double> num, den;
+      for (size_t i = 0; i < g; ++i) {
+        den.push_back(integers ? static_cast<double>(rng.uniform_int(3000)) : 0.1 + 45.0 * rng.uniform());
+        num.push_back(integers ? std::floor(den.back() * rng.uniform() * 0.6) : den.back() * rng.uniform() * 0.6);
+      }
+      if (integers && den[0] == 0) den[0] = 1;
+      nums.push_back(num);
+      dens.push_back(den);
+    }
+    std::vector<ClusterRatioInterval> reference;
+    for (size_t k = 0; k < nums.size(); ++k) {
+      auto one = cluster_ratio_interval(nums[k], dens[k], 501, 11, 0.95);
+      ASSERT_TRUE(one.ok()) << one.status().message();
+      reference.push_back(*one);
+    }
+    for (ResampleKernel kernel : kernels) {
+      ASSERT_TRUE(set_resample_kernel(kernel));
+      EXPECT_EQ(resample_kernel(), kernel);
+      for (int threads : {1, 2, 5}) {
+        auto batch = cluster_ratio_intervals(nums, dens, 501, 11, 0.95, threads);
+        ASSERT_TRUE(batch.ok()) << batch.status().message();
+        for (size_t k = 0; k < nums.size(); ++k) {
+          SCOPED_TRACE(testing::Message() << "G=" << g << " ratio " << k << " threads " << threads << " kernel "
+                                          << static_cast<int>(kernel) << (integers ? " integers" : ""));
+          expect_same((*batch)[k], reference[k]);
+        }
+      }
+    }
+  }
+}
+
 TEST(ClusterIntervals, BadInput) {
   EXPECT_TRUE(cluster_ratio_intervals({}, {}, 10, 1).ok());
   EXPECT_FALSE(cluster_ratio_intervals({{1, 2}}, {{1}}, 10, 1).ok());
