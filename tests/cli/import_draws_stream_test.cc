@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
-#include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,6 +16,7 @@
 #include <vector>
 
 #include "common/process.h"
+#include "common/sqlite_file.h"
 #include "common/test_data.h"
 #include "store/store.h"
 
@@ -247,14 +247,7 @@ TEST(ImportDrawsStreamCli, AKilledImportIsRolledBack) {
     EXPECT_TRUE(items->empty());
   }
   EXPECT_FALSE(std::filesystem::exists(store + "-journal"));
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open_v2(store.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  sqlite3_stmt* st = nullptr;
-  ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, nullptr), SQLITE_OK);
-  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "wal");
-  sqlite3_finalize(st);
-  sqlite3_close(db);
+  EXPECT_EQ(testing::journal_mode(store), "wal");
   // The same file imports completely into that store.
   testing::write_text(d / "full.csv", text);
   const auto r = run_cli("import draws " + d / "full.csv" + " --store " + store, d.path());

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <string>
 
-#include <sqlite3.h>
 
+#include "common/sqlite_file.h"
 #include "common/test_data.h"
 #include "data/draws_import.h"
 #include "runner/import.h"
@@ -295,14 +295,7 @@ TEST(StreamingImport, TheStoreIsInWalModeAfterAnImport) {
     ASSERT_TRUE(r.ok()) << r.status().to_string();
     EXPECT_EQ(*(*s)->draw_count(), 1200);
   }
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open_v2(store.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  sqlite3_stmt* st = nullptr;
-  ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, nullptr), SQLITE_OK);
-  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "wal");
-  sqlite3_finalize(st);
-  sqlite3_close(db);
+  EXPECT_EQ(testing::journal_mode(store), "wal");
 }
 
 TEST(StreamingImport, ReimportIsRefusedAndAnApiErrorDrawIsReplaced) {
