@@ -994,17 +994,17 @@ Status SqliteStore::put_draws(const std::vector<Draw>& draws) {
 
 namespace {
 
-// Turns the connection's foreign-key and CHECK enforcement back on when destroyed (after
+// Restores what the import turned off, when destroyed: foreign-key and CHECK enforcement (after
 // the import's transaction ended: the foreign_keys pragma is a no-op inside a transaction),
 // and, when the import ran with a rollback journal (`rollback_journal`, below), the
 // store's WAL mode and synchronous = NORMAL.
-class ForeignKeysBackOn {
+class ImportPragmasBack {
  public:
-  explicit ForeignKeysBackOn(sqlite3* db) : db_(db) {}
-  ForeignKeysBackOn(ForeignKeysBackOn&& o) noexcept
+  explicit ImportPragmasBack(sqlite3* db) : db_(db) {}
+  ImportPragmasBack(ImportPragmasBack&& o) noexcept
       : rollback_journal(o.rollback_journal), db_(std::exchange(o.db_, nullptr)) {}
-  ForeignKeysBackOn& operator=(ForeignKeysBackOn&&) = delete;
-  ~ForeignKeysBackOn() {
+  ImportPragmasBack& operator=(ImportPragmasBack&&) = delete;
+  ~ImportPragmasBack() {
     if (db_ == nullptr) return;
     sqlite3_exec(db_, "PRAGMA foreign_keys = ON; PRAGMA ignore_check_constraints = OFF", nullptr, nullptr, nullptr);
     // Fails only if another connection opened the store meanwhile; Store::open sets WAL
@@ -1074,13 +1074,13 @@ bool use_rollback_journal(sqlite3* db) {
 // `status IN ('ok', 'parse_error', 'api_error', 'refused')` builds a temporary B-tree for
 // the list on every insert (EXPLAIN: OpenEphemeral; about 8% of the import's CPU in the
 // profile), and the import writes only status 'ok', cached 0 and replicates it checked to
-// be >= 0 (the outcomes and items tables have no CHECK). fk_on is declared before txn, so it
+// be >= 0 (the outcomes and items tables have no CHECK). pragmas_back is declared before txn, so it
 // runs after the rollback or commit.
 struct Store::BulkImport::Impl {
   std::unique_lock<std::mutex> lock;
   sqlite3* db;
   const std::string& path;
-  ForeignKeysBackOn fk_on;
+  ImportPragmasBack pragmas_back;
   WriteTxn txn;
   DrawWriter writer;
   Stmt outcome, item, drop_outcomes, unlink_judgments;
@@ -1127,9 +1127,9 @@ struct Store::BulkImport::Impl {
   bool any_key = false;  // max_key holds a key
   DrawKey max_key;
   std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)> batch_insert{nullptr, sqlite3_finalize};
-  Impl(std::unique_lock<std::mutex> l, sqlite3* d, const std::string& p, ForeignKeysBackOn fk, DrawWriter w,
+  Impl(std::unique_lock<std::mutex> l, sqlite3* d, const std::string& p, ImportPragmasBack back, DrawWriter w,
        Stmt o, Stmt i, Stmt drop, Stmt unlink)
-      : lock(std::move(l)), db(d), path(p), fk_on(std::move(fk)), txn(d, "import", p), writer(std::move(w)),
+      : lock(std::move(l)), db(d), path(p), pragmas_back(std::move(back)), txn(d, "import", p), writer(std::move(w)),
         outcome(std::move(o)), item(std::move(i)), drop_outcomes(std::move(drop)), unlink_judgments(std::move(unlink)) {}
 
   // Inserts key as a new imported draw; false (nothing written) if the key is stored.
@@ -1298,11 +1298,11 @@ Store::BulkImport::~BulkImport() = default;  // WriteTxn rolls back if not commi
 Result<std::unique_ptr<Store::BulkImport>> SqliteStore::begin_bulk_import() {
   std::unique_lock lock(mu_);
   // Before any statement is prepared (the pragma expires prepared statements) and outside a
-  // transaction (where it is a no-op); back on when the import ends (Impl::fk_on).
+  // transaction (where it is a no-op); back on when the import ends (Impl::pragmas_back).
   NF_RETURN_IF_ERROR(exec(db_, "PRAGMA foreign_keys = OFF", "import: foreign keys", path_));
-  ForeignKeysBackOn fk_on(db_);
+  ImportPragmasBack pragmas_back(db_);
   NF_RETURN_IF_ERROR(exec(db_, "PRAGMA ignore_check_constraints = ON", "import: check constraints", path_));
-  fk_on.rollback_journal = use_rollback_journal(db_);
+  pragmas_back.rollback_journal = use_rollback_journal(db_);
   NF_ASSIGN_OR_RETURN(DrawWriter w, DrawWriter::prepare(db_, path_));
   NF_ASSIGN_OR_RETURN(Stmt outcome, Stmt::prepare(db_,
       "INSERT OR IGNORE INTO outcomes(draw_id, name, ord, value, label) "
@@ -1315,7 +1315,7 @@ Result<std::unique_ptr<Store::BulkImport>> SqliteStore::begin_bulk_import() {
                                                 "import: replace api_error: outcomes", path_));
   NF_ASSIGN_OR_RETURN(Stmt unlink, Stmt::prepare(db_, "UPDATE judgments SET draw_id = NULL WHERE draw_id = ?1",
                                                   "import: replace api_error: judgments", path_));
-  auto impl = std::make_unique<BulkImport::Impl>(std::move(lock), db_, path_, std::move(fk_on), std::move(w),
+  auto impl = std::make_unique<BulkImport::Impl>(std::move(lock), db_, path_, std::move(pragmas_back), std::move(w),
                                                  std::move(outcome), std::move(item), std::move(drop),
                                                  std::move(unlink));
   {
