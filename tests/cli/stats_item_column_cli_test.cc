@@ -103,5 +103,23 @@ TEST(StatsItemColumnCli, HelpDocumentsTheItemColumn) {
   EXPECT_NE(h.out.find("looks like an item id is refused"), std::string::npos) << h.out;
 }
 
+// A UTF-8 byte-order mark (spreadsheet exports) is not part of the first header name.
+TEST(StatsItemColumnCli, ByteOrderMarkIsNotPartOfTheHeader) {
+  TempDir d;
+  write(d / "b.csv", "\xef\xbb\xbfx,y\n1,2\n2,1\n3,3\n");
+  auto k = run_cli("stats kendall " + (d / "b.csv") + " --json", d.path());
+  ASSERT_EQ(k.exit_code, 0) << k.err;
+  // Kendall tau of x = 1,2,3 and y = 2,1,3 by hand: 2 concordant, 1 discordant of 3 pairs = 1/3
+  EXPECT_NEAR(nlohmann::json::parse(k.out)["estimate"].get<double>(), 1.0 / 3.0, 1e-12);
+  write(d / "c.csv", "\xef\xbb\xbfrun1,run2\nA,A\nB,A\nB,B\n");
+  auto c = run_cli("stats cohen " + (d / "c.csv") + " --json --resamples 50", d.path());
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_EQ(nlohmann::json::parse(c.out)["raters"], nlohmann::json::array({"run1", "run2"}));
+  write(d / "i.csv", "\xef\xbb\xbfitem,r1,r2\n1,A,A\n2,B,A\n3,B,B\n");  // the item column still found
+  auto i = run_cli("stats fleiss " + (d / "i.csv") + " --json --resamples 50", d.path());
+  ASSERT_EQ(i.exit_code, 0) << i.err;
+  EXPECT_EQ(nlohmann::json::parse(i.out)["raters"], nlohmann::json::array({"r1", "r2"}));
+}
+
 }  // namespace
 }  // namespace nf
