@@ -46,7 +46,8 @@ int cmd_check(int argc, char** argv) {
   app.add_option("--max-parse-error-rate,--max-parse-rate", max_parse,
                  "every cell's parse error rate (parse errors / answered draws) must be <= Y");
   app.add_option("--min-clusters", min_clusters, "every interval must rest on >= Z clusters");
-  app.add_option("--resamples", o.bootstrap.resamples, "cluster-bootstrap resamples (default: the study's, else 2000)");
+  app.add_option("--resamples", o.bootstrap.resamples, "cluster-bootstrap resamples (default: the study's, else 2000)")
+      ->check(at_least(1));
   app.add_flag("--verbose,-v", verbose, "also print the cells that pass");
   try {
     app.parse(argc, argv);

@@ -66,6 +66,7 @@ int cmd_stats(int argc, char** argv) {
     if (t.name == name) {
       if (help) {
         std::printf("Usage: noisefloor stats %s [--json]\n  %s\n", t.usage.c_str(), t.summary.c_str());
+        if (t.usage.find("--item-column") != std::string::npos) std::fputs(kRatingsLayoutHelp, stdout);
         return 0;
       }
       return t.run(args, json);

@@ -47,15 +47,16 @@ void add_study_args(CLI::App& app, StudyArgs& a, bool writes_report) {
   app.add_flag("--refresh", a.refresh,
                "re-run every planned draw, replacing the stored ones (and ignoring the response cache)");
   app.add_flag("--quiet", a.quiet, "no progress line");
-  app.add_option("--threads", a.threads, "worker threads (default: the largest subject concurrency)");
+  app.add_option("--threads", a.threads, "worker threads (default 0: the largest subject concurrency)")
+      ->check(at_least(0));
   app.add_option("--max-draws", a.max_draws, "stop after this many new draws (for rehearsals; resume later)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(at_least(0));
   app.add_option("--max-consecutive-api-errors", a.max_consecutive_api_errors,
                  "stop the run (exit 3, resumable) once this many draws of one subject in a row failed because its "
                  "server could not be reached or answered 5xx, after retries, or at once when it sent no reply to any "
                  "call for its timeout_s (it hangs); 0 = never stop (docs/backends.md)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(at_least(0));
   app.add_flag("--no-event-loop", a.no_event_loop,
                "MCQ studies on HTTP backends: one blocking worker thread per call in flight instead of the event loop "
                "(same draws; for comparison or as a fallback; docs/scale.md)");
@@ -288,10 +289,10 @@ int cmd_analyze(int argc, char** argv) {
   app.add_option("--out", out_dir, "output directory")->required();
   app.add_option("--vote-sizes", vote_sizes, "majority-vote sizes R' (comma-separated); implies floor + majority_floor")
       ->delimiter(',')
-      ->check(CLI::PositiveNumber);
+      ->check(at_least(1));
   app.add_option("--resamples", o.bootstrap.resamples,
                  "cluster-bootstrap resamples (default: the study's bootstrap recorded in the store, else 2000)")
-      ->check(CLI::PositiveNumber);
+      ->check(at_least(1));
   app.add_option("--bootstrap-seed", o.bootstrap.seed, "bootstrap seed (default: the study's, else 1)");
   app.add_option("--level", o.bootstrap.level, "confidence level (default: the study's, else 0.95)")
       ->check(CLI::Range(0.5, 0.999999));

@@ -28,8 +28,8 @@ int cmd_worker(int argc, char** argv) {
   app.add_option("study", study_path, "study file (YAML); see docs/study.md")->required();
   app.add_option("--store", store_url, "PostgreSQL store URL (default: the study's `store:`), e.g. postgresql://user@host/db");
   app.add_option("--threads", o.threads, "draws in flight in this process (default: the largest subject concurrency)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--batch", o.batch, "draws claimed at a time (default: 8 x threads)")->check(CLI::NonNegativeNumber);
+      ->check(at_least(0));
+  app.add_option("--batch", o.batch, "draws claimed at a time (default: 8 x threads)")->check(at_least(0));
   app.add_option("--lease-seconds", o.lease_s,
                  "lease of claimed draws, renewed every third of it while they run; a dead worker's draws are "
                  "claimable again this long after its last renewal")

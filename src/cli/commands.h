@@ -57,5 +57,8 @@ struct StatsTest {
 void register_core_stats_tests(std::vector<StatsTest>& out);
 /// Agreement, ANOVA, logistic regression (stats_tests_models.cc).
 void register_model_stats_tests(std::vector<StatsTest>& out);
+/// The ratings-layout paragraph `stats TEST --help` prints for the agreement tests
+/// (which columns are raters, the item-id column and the id-like-column refusal).
+extern const char* const kRatingsLayoutHelp;
 
 }  // namespace nf::cli

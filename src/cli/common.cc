@@ -1,9 +1,14 @@
 #include "cli/common.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include "util/exit_code.h"
 
@@ -22,6 +27,19 @@ void on_signal(int sig) {
   (void)ignored;
 }
 }  // namespace
+
+CLI::Validator at_least(long long lo) {
+  return CLI::Validator(
+      [lo](std::string& text) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        const long long v = std::strtoll(text.c_str(), &end, 10);
+        if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || v < lo)
+          return fmt::format("must be a whole number >= {}, got '{}'", lo, text);
+        return std::string();
+      },
+      fmt::format("INT>={}", lo));
+}
 
 int fail(const std::string& command, const Status& s) {
   std::fprintf(stderr, "noisefloor %s: %s\n", command.c_str(), s.message().c_str());

@@ -10,7 +10,18 @@
 #include "util/exit_code.h"
 #include "util/status.h"
 
+namespace CLI {
+class Validator;
+}  // namespace CLI
+
 namespace nf::cli {
+
+/// A CLI11 check for a whole-number option with a readable bound: "--resamples: must be
+/// a whole number >= 1, got 0" (CLI11's PositiveNumber prints "not in range 0.000000 to
+/// <300 digits>" and its lower bound 0 reads as if 0 were allowed). `lo` is the smallest
+/// allowed value; a value that is no whole number, or does not fit in int64, is refused
+/// the same way. Usage: app.add_option(...)->check(at_least(1)).
+CLI::Validator at_least(long long lo);
 
 /// Prints "noisefloor <command>: <message>" to stderr and returns the exit code for `s`.
 int fail(const std::string& command, const Status& s);

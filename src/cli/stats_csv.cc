@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 #include "util/file.h"
 #include "util/strings.h"
@@ -10,7 +11,10 @@
 namespace nf::cli {
 
 Result<Csv> read_csv(const std::string& path) {
-  NF_ASSIGN_OR_RETURN(const std::string text, read_file(path));
+  NF_ASSIGN_OR_RETURN(std::string text, read_file(path));
+  // A UTF-8 byte-order mark (spreadsheet exports) is not part of the first header name;
+  // dropped the way `import draws` drops it (data/draws_import.cc).
+  if (text.size() >= 3 && std::memcmp(text.data(), "\xEF\xBB\xBF", 3) == 0) text.erase(0, 3);
   std::vector<std::vector<Cell>> records;
   std::vector<Cell> rec;
   Cell cur;

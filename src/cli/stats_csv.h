@@ -30,7 +30,8 @@ struct Csv {
   std::string where(const Cell& c) const { return fmt::format("{}:{}:{}", path, c.line, c.column); }
 };
 
-/// Reads `path` as CSV with a header line. Errors (InvalidArgument, "FILE:LINE[:FIELD]:
+/// Reads `path` as CSV with a header line; a leading UTF-8 byte-order mark is dropped.
+/// Errors (InvalidArgument, "FILE:LINE[:FIELD]:
 /// message"): unreadable file, empty file, a row wider than the header, an unterminated
 /// or misplaced quote, no data rows.
 Result<Csv> read_csv(const std::string& path);

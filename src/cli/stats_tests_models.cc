@@ -5,15 +5,21 @@
 // quotes doubled inside quotes), first line a header.
 //  Ratings layout (default for agreement): one row per item, one column per rater, each
 //    cell a category label (any text; categories are the sorted distinct labels); an
-//    empty cell is a missing rating. A first column headed "item" or "id" holds item ids
-//    and is not a rater. A column headed "cluster" (optional) groups items for the
-//    bootstrap CI (e.g. the prompt behind several items); it is not a rater either.
+//    empty cell is a missing rating. The item-id column is --item-column NAME, else a
+//    first column headed "item" or "id"; it is not a rater. A column headed "cluster"
+//    (optional) groups items for the bootstrap CI (e.g. the prompt behind several items);
+//    it is not a rater either. Without --raters, a remaining column that looks like an
+//    item id is refused (exit 2, naming it) rather than counted as a rater: its header has
+//    a word id / item / itemid / uid / key / index / idx (split at non-letters, e.g.
+//    "item_id", "ItemId", "question id"), or, with at least 3 rows, it has a different
+//    non-empty value in every row while another rater column repeats a value.
 //  Counts layout (fleiss --counts): one row per item, one column per category, each cell
 //    the number of raters who chose that category (a non-negative integer).
 //  Model layout (anova, logit): one row per observation; --response names the response
 //    column, --factors the categorical columns, --numeric the numeric ones.
 // Bad input exits 2 with "FILE:LINE:COLUMN: message".
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -124,10 +130,75 @@ bool is_id_header(const std::string& h) {
   return l == "item" || l == "id";
 }
 
-// The rater columns (`pick`, else every column but a leading item/id and a cluster
-// column) and the category codes: indexes into `declared` when given (a label outside it
-// is an error naming the cell), else into the sorted distinct labels.
-Result<Ratings> read_ratings(const Csv& csv, const std::vector<std::string>& pick,
+// A header that names an item id rather than a rater: one of its words (split at
+// non-alphanumerics, lower-cased) is id / item / itemid / uid / key / index / idx.
+bool id_like_header(const std::string& h) {
+  static const std::set<std::string> kIdWords = {"id", "item", "itemid", "uid", "key", "index", "idx"};
+  std::string word;
+  const std::string l = to_lower(h) + " ";
+  for (char ch : l) {
+    if (std::isalnum(static_cast<unsigned char>(ch))) {
+      word += ch;
+    } else {
+      if (kIdWords.count(word)) return true;
+      word.clear();
+    }
+  }
+  return false;
+}
+
+// Every row holds a different non-empty value in column `c`.
+bool all_distinct(const Csv& csv, size_t c) {
+  std::set<std::string> seen;
+  for (const auto& row : csv.rows) {
+    if (row[c].text.empty() || !seen.insert(row[c].text).second) return false;
+  }
+  return true;
+}
+
+// The item-id column: --item-column NAME (must exist), else a first column headed
+// item/id, else none.
+Result<std::optional<size_t>> item_column(const Csv& csv, const std::string& named) {
+  if (!named.empty()) {
+    NF_ASSIGN_OR_RETURN(const size_t c, column_index(csv, named));
+    return std::optional<size_t>(c);
+  }
+  if (!csv.header.empty() && is_id_header(csv.header[0])) return std::optional<size_t>(0);
+  return std::optional<size_t>();
+}
+
+// Refuses an automatically chosen rater column that looks like an item id (the rule in
+// the file comment): "FILE:LINE:FIELD: column 'x' looks like an item id ...".
+Status refuse_id_like(const Csv& csv, const std::vector<size_t>& cols, bool value_rule) {
+  for (size_t c : cols) {
+    std::string why;
+    if (id_like_header(csv.header[c])) {
+      why = "its header names an id";
+    } else if (value_rule && csv.rows.size() >= 3 && all_distinct(csv, c)) {
+      for (size_t o : cols) {
+        if (o != c && !all_distinct(csv, o)) {
+          why = fmt::format("it holds a different value in each of the {} rows, unlike rater column '{}'",
+                            csv.rows.size(), csv.header[o]);
+          break;
+        }
+      }
+    }
+    if (!why.empty()) {
+      const Cell head{csv.header[c], csv.header_line, static_cast<int>(c) + 1};
+      return InvalidArgument(fmt::format(
+          "{}: column '{}' looks like an item id, not a rater ({}); name it with --item-column {}, or choose the "
+          "rater columns with --raters A,B,...",
+          csv.where(head), csv.header[c], why, csv.header[c]));
+    }
+  }
+  return Status::Ok();
+}
+
+// The rater columns (`pick`, else every column but the item column (`item_name`, else a
+// leading item/id) and a cluster column, refusing one that looks like an item id) and
+// the category codes: indexes into `declared` when given (a label outside it is an error
+// naming the cell), else into the sorted distinct labels.
+Result<Ratings> read_ratings(const Csv& csv, const std::vector<std::string>& pick, const std::string& item_name,
                              const std::vector<std::string>& declared) {
   Ratings r;
   std::vector<size_t> cols;
@@ -135,16 +206,21 @@ Result<Ratings> read_ratings(const Csv& csv, const std::vector<std::string>& pic
   for (size_t i = 0; i < csv.header.size(); ++i) {
     if (to_lower(csv.header[i]) == "cluster") cluster_col = i;
   }
+  NF_ASSIGN_OR_RETURN(const std::optional<size_t> item_col, item_column(csv, item_name));
   if (!pick.empty()) {
     for (const auto& name : pick) {
       NF_ASSIGN_OR_RETURN(size_t c, column_index(csv, name));
+      if (item_col && *item_col == c)
+        return InvalidArgument(fmt::format("{}:{}: --raters names '{}', the item-id column", csv.path,
+                                           csv.header_line, name));
       cols.push_back(c);
     }
   } else {
     for (size_t i = 0; i < csv.header.size(); ++i) {
-      if ((i == 0 && is_id_header(csv.header[i])) || (cluster_col && *cluster_col == i)) continue;
+      if ((item_col && *item_col == i) || (cluster_col && *cluster_col == i)) continue;
       cols.push_back(i);
     }
+    NF_RETURN_IF_ERROR(refuse_id_like(csv, cols, /*value_rule=*/true));
   }
   if (!declared.empty()) {
     r.categories = declared;
@@ -181,10 +257,12 @@ Result<Ratings> read_ratings(const Csv& csv, const std::vector<std::string>& pic
 }
 
 // The counts layout: one column per category, chosen by header name when `declared`
-// is given (each must exist), else every column but a leading item/id column.
+// is given (each must exist), else every column but the item column (`item_name`, else a
+// leading item/id); one whose header names an id is refused.
 Result<std::vector<int64_t>> read_counts(const Csv& csv, const std::vector<std::string>& declared,
-                                         std::vector<std::string>& categories) {
+                                         const std::string& item_name, std::vector<std::string>& categories) {
   std::vector<size_t> cols;
+  NF_ASSIGN_OR_RETURN(const std::optional<size_t> item_col, item_column(csv, item_name));
   if (!declared.empty()) {
     for (const auto& name : declared) {
       NF_ASSIGN_OR_RETURN(const size_t c, column_index(csv, name));
@@ -193,10 +271,11 @@ Result<std::vector<int64_t>> read_counts(const Csv& csv, const std::vector<std::
     }
   } else {
     for (size_t i = 0; i < csv.header.size(); ++i) {
-      if (i == 0 && is_id_header(csv.header[i])) continue;
+      if (item_col && *item_col == i) continue;
       cols.push_back(i);
       categories.push_back(csv.header[i]);
     }
+    NF_RETURN_IF_ERROR(refuse_id_like(csv, cols, /*value_rule=*/false));
   }
   std::vector<int64_t> counts;
   for (const auto& row : csv.rows) {
@@ -253,7 +332,7 @@ Result<std::vector<std::string>> declared_categories(const Args& a) {
 
 int run_agreement(Coef coef, const std::vector<std::string>& words, bool json) {
   const CoefInfo ci = info(coef);
-  std::set<std::string> value_opts = {"raters", "resamples", "seed", "level", "categories"};
+  std::set<std::string> value_opts = {"raters", "item-column", "resamples", "seed", "level", "categories"};
   if (coef == Coef::kCohen) value_opts.insert("weights");
   auto args = parse(words, value_opts, {"counts"});
   if (!args.ok()) return fail(ci.test, args.status());
@@ -287,6 +366,8 @@ int run_agreement(Coef coef, const std::vector<std::string>& words, bool json) {
   }
   auto csv = read_csv(args->positional[0]);
   if (!csv.ok()) return fail(ci.test, csv.status());
+  const auto item_it = args->values.find("item-column");
+  const std::string item_name = item_it == args->values.end() ? "" : trim(item_it->second);
   auto level = opt_number(*args, "level", 0.95);
   auto resamples = opt_number(*args, "resamples", 2000);
   auto seed = opt_number(*args, "seed", 1);
@@ -305,13 +386,13 @@ int run_agreement(Coef coef, const std::vector<std::string>& words, bool json) {
   std::vector<std::string> categories, raters;
   if (args->flags.count("counts")) {
     if (coef != Coef::kFleiss) return fail(ci.test, InvalidArgument("--counts is only for fleiss"));
-    auto counts = read_counts(*csv, *declared, categories);
+    auto counts = read_counts(*csv, *declared, item_name, categories);
     if (!counts.ok()) return fail(ci.test, counts.status());
     est = stats::fleiss_kappa_counts(*counts, static_cast<int64_t>(categories.size()));
     ci_note = "no interval with --counts (use the ratings layout for a bootstrap CI)";
     rep.input = fmt::format("{} (counts; category columns {})", args->positional[0], join(categories, ", "));
   } else {
-    auto ratings = read_ratings(*csv, list_opt(*args, "raters"), *declared);
+    auto ratings = read_ratings(*csv, list_opt(*args, "raters"), item_name, *declared);
     if (!ratings.ok()) return fail(ci.test, ratings.status());
     const size_t n_raters = ratings->raters.size();
     if ((ci.two_raters || weights != "none") && n_raters != 2) {
@@ -518,9 +599,19 @@ int run_logit(const std::vector<std::string>& words, bool json) {
   return 0;
 }
 
-const char* kRatingsUsage = " FILE.csv [--raters A,B] [--categories A,B,C,D] [--resamples B] [--seed S] [--level L]";
+const char* kRatingsUsage =
+    " FILE.csv [--raters A,B] [--item-column NAME] [--categories A,B,C,D] [--resamples B] [--seed S] [--level L]";
 
 }  // namespace
+
+const char* const kRatingsLayoutHelp =
+    "  Rows are items, columns are raters (or replicate runs); an empty cell is a missing rating.\n"
+    "  Not raters: the item-id column (--item-column NAME, else a first column headed item or id)\n"
+    "  and a column headed cluster (groups items for the bootstrap CI). --raters A,B,... picks the\n"
+    "  rater columns by header name. Without --raters, a column that looks like an item id is refused\n"
+    "  (exit 2, naming it): its header has a word id, item, itemid, uid, key, index or idx (e.g.\n"
+    "  item_id, ItemId), or (3+ rows) it has a different value in every row while another rater\n"
+    "  column repeats one. Name it with --item-column, or choose the raters with --raters.\n";
 
 void register_model_stats_tests(std::vector<StatsTest>& out) {
   const std::string r = kRatingsUsage;

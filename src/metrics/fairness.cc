@@ -15,6 +15,7 @@
 #include "stats/proportion.h"
 #include "util/file.h"
 #include "util/rng.h"
+#include "util/strings.h"
 
 namespace nf {
 
@@ -97,6 +98,7 @@ Result<FairnessOptions> FairnessOptions::from_json(const nlohmann::json& j) {
   if (j.is_null()) return o;
   if (!j.is_object()) return InvalidArgument("analyses.fairness: expected an object of options");
   for (const auto& [k, v] : j.items()) {
+    o.given.insert(k);
     if (k == "reference" || k == "acceptable_bands" || k == "registry") {
       if (!v.is_string()) return InvalidArgument(fmt::format("analyses.fairness.{}: expected a string", k));
       (k == "reference" ? o.reference : k == "registry" ? o.registry : o.acceptable_bands) = v.get<std::string>();
@@ -182,7 +184,32 @@ Result<std::vector<FairnessResult>> compute_fairness(const std::vector<OutcomeRo
   }
 
   std::map<std::pair<std::string, std::string>, CellDraws> groups;
-  for (const auto& r : rows) groups[{r.subject, r.config}][r.condition][r.outcome][r.item][r.replicate] = r.value;
+  std::set<std::string> outcomes;
+  for (const auto& r : rows) {
+    groups[{r.subject, r.config}][r.condition][r.outcome][r.item][r.replicate] = r.value;
+    outcomes.insert(r.outcome);
+  }
+  // Options the caller gave that name actions: each must be an outcome of the rows.
+  const std::vector<std::string> outcome_list(outcomes.begin(), outcomes.end());
+  auto check_actions = [&](const std::string& key, const std::vector<std::string>& names) -> Status {
+    if (!options.given.count(key) || rows.empty()) return Status::Ok();
+    for (const auto& a : names)
+      if (!outcomes.count(a))
+        return InvalidArgument(fmt::format("analyses.fairness.{}: unknown action '{}' (actions: {}){}", key, a,
+                                           join(outcome_list, ", "), did_you_mean(a, outcome_list)));
+    return Status::Ok();
+  };
+  NF_RETURN_IF_ERROR(check_actions(
+      "paired_difference", {options.paired_difference.first, options.paired_difference.second}));
+  NF_RETURN_IF_ERROR(check_actions("pooled_exclude", options.pooled_exclude));
+  if (options.given.count("pooled_exclude") && !rows.empty() && !options.pooled_exclude.empty() &&
+      std::all_of(outcome_list.begin(), outcome_list.end(), [&](const std::string& a) {
+        return std::find(options.pooled_exclude.begin(), options.pooled_exclude.end(), a) !=
+               options.pooled_exclude.end();
+      }))
+    return InvalidArgument(fmt::format(
+        "analyses.fairness.pooled_exclude: [{}] excludes every action, nothing is left to pool (actions: {})",
+        join(options.pooled_exclude, ", "), join(outcome_list, ", ")));
 
   std::vector<FairnessResult> out;
   for (const auto& [sc, cells] : groups) {
@@ -331,6 +358,10 @@ Result<std::vector<FairnessResult>> compute_fairness(const std::vector<OutcomeRo
       if (!all_items.count(id))
         return InvalidArgument(fmt::format("analyses.fairness.subsample_order: unknown vignette '{}'", id));
     for (int k : options.subsample_k) {
+      if (static_cast<size_t>(k) > order.size() && options.given.count("subsample_k"))
+        return InvalidArgument(fmt::format(
+            "analyses.fairness.subsample_k: K = {} exceeds the {} vignettes of {} / {} (valid: 1 to {})", k,
+            order.size(), res.subject, res.config, order.size()));
       if (static_cast<size_t>(k) > order.size()) {
         res.notes.push_back(fmt::format("subsampling: K = {} exceeds the {} vignettes in the order", k, order.size()));
         continue;
@@ -350,6 +381,18 @@ Result<std::vector<FairnessResult>> compute_fairness(const std::vector<OutcomeRo
     }
 
     // Majority vote over R' draws and its residual floor (seed 000 §D).
+    if (options.given.count("vote_sizes")) {
+      size_t most = 0;  // the most replicates of any reference vignette x action cell
+      for (const auto& a : actions)
+        for (const auto& [it, reps] : ref.at(a)) most = std::max(most, reps.size());
+      for (int r : options.vote_sizes)
+        if (2 * static_cast<size_t>(r) > most)
+          return InvalidArgument(fmt::format(
+              "analyses.fairness.vote_sizes: R' = {} needs {} replicates per vignette (two disjoint votes); {} / {} "
+              "has at most {} (valid: {})",
+              r, 2 * r, res.subject, res.config, most,
+              most >= 2 ? fmt::format("1 to {}", most / 2) : std::string("none, fewer than 2 replicates")));
+    }
     for (int r : options.vote_sizes) {
       MajorityPoint pooled{"pooled", r, 0, 0, 0.0};
       for (const auto& a : actions) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,10 +32,13 @@ struct FairnessOptions {
   std::vector<std::string> subsample_order;  // vignette ids in order [sorted ids]
   std::vector<int> vote_sizes{3, 5};         // majority-vote residual floors
   double alpha = 0.05;                       // BH level for the credible flag
+  std::set<std::string> given;               // the keys from_json read: these are checked against the data
 
   /// Reads the option object (keys: reference, acceptable_bands, registry,
   /// paired_difference [a, b], pooled_exclude, target_pairs, subsample_k,
   /// subsample_order, vote_sizes, alpha). Errors: InvalidArgument naming the option.
+  /// An option given here (listed in `given`) that the data cannot honour is an error
+  /// of compute_fairness, never skipped; the defaults are used where they apply.
   static Result<FairnessOptions> from_json(const nlohmann::json& j);
 };
 
@@ -119,7 +123,12 @@ struct FairnessResult {
 /// Computes the audit per subject x config from the store's ok outcome rows. Outcomes
 /// named as actions are every outcome present on the reference condition.
 /// Errors: InvalidArgument for a bad option, an unreadable band or registry file, or a
-/// reference condition absent from the rows; bootstrap errors propagate.
+/// reference condition absent from the rows; bootstrap errors propagate. An option the
+/// caller gave (`options.given`) that the data cannot honour is an InvalidArgument
+/// "analyses.fairness.<option>: ..." naming the value and what is valid: an action in
+/// paired_difference / pooled_exclude that is no outcome of the rows (or pooled_exclude
+/// naming every action), a subsample_k above a subject's vignette count, a vote size R'
+/// with 2 R' above the most replicates of any reference vignette x action cell.
 Result<std::vector<FairnessResult>> compute_fairness(const std::vector<OutcomeRow>& rows,
                                                      const FairnessOptions& options, const BootstrapOptions& boot);
 

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "spec/study.h"
 #include "stats/agreement.h"
 #include "stats/bootstrap.h"
 #include "stats/logistic.h"
@@ -543,6 +544,12 @@ Result<json> judge_rates_by_condition(const std::vector<JudgmentRow>& judgments,
     return ka < kb;
   });
   return rows;
+}
+
+std::string judge_rate_label(const std::string& criterion) {
+  if (criterion.empty() || criterion == default_judge_criterion()) return "appropriate-response rate";
+  if (criterion == xstest_judge_criterion()) return "full-compliance rate";
+  return "criterion-met rate";
 }
 
 }  // namespace nf

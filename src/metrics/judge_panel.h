@@ -97,4 +97,11 @@ struct JudgePanelOptions {
 /// focus_subject.
 Result<nlohmann::json> judge_panel_analysis(const PanelData& panel, const JudgePanelOptions& options);
 
+/// The name of the rate a judge panel measures (label 1 = criterion met), for the
+/// report: "appropriate-response rate" for the seed 004 missing-information criterion
+/// (spec/study.h default_judge_criterion) and for "" (a store without a study, e.g.
+/// imported missing-info votes); "full-compliance rate" for the XSTest criterion
+/// (xstest_judge_criterion); "criterion-met rate" for any other criterion.
+std::string judge_rate_label(const std::string& criterion);
+
 }  // namespace nf

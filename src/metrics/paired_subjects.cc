@@ -26,6 +26,26 @@ int majority(const std::vector<double>& v) {
 
 nlohmann::json num(double x) { return std::isnan(x) ? nlohmann::json(nullptr) : nlohmann::json(x); }
 
+/// A mean that does not overflow when the sum of finite values would (values near
+/// DBL_MAX): the plain sum when it is finite (bit-identical to sum / n), else the sum of
+/// the values scaled by 2^-64 (exact for all but subnormal results, which cannot matter
+/// next to a sum that overflowed; n * DBL_MAX * 2^-64 fits for any int64 n), divided by
+/// n and scaled back. NaN for no values; inf / NaN inputs give inf / NaN as before.
+struct SafeMean {
+  double sum = 0.0, scaled = 0.0;
+  int64_t n = 0;
+  void add(double x) {
+    sum += x;
+    scaled += std::ldexp(x, -64);
+    ++n;
+  }
+  double mean() const {
+    if (n == 0) return std::numeric_limits<double>::quiet_NaN();
+    if (std::isfinite(sum)) return sum / static_cast<double>(n);
+    return std::ldexp(scaled / static_cast<double>(n), 64);
+  }
+};
+
 }  // namespace
 
 Result<PairedSubjectsResult> compute_paired_subjects(const std::vector<OutcomeRow>& rows) {
@@ -38,18 +58,18 @@ Result<PairedSubjectsResult> compute_paired_subjects(const std::vector<OutcomeRo
     std::map<std::string, bool> binary;
     for (const auto& [subject, items] : by_subject) {
       SubjectMean m{subject, config, condition, outcome};
-      double sum = 0;
+      SafeMean sum;
       bool bin = true;
       for (const auto& [item, v] : items) {
         for (double x : v) {
-          sum += x;
+          sum.add(x);
           ++m.draws;
           if (x == 1.0) ++m.successes;
           if (x != 0.0 && x != 1.0) bin = false;
         }
       }
       m.items = static_cast<int64_t>(items.size());
-      m.mean = m.draws > 0 ? sum / static_cast<double>(m.draws) : std::numeric_limits<double>::quiet_NaN();
+      m.mean = sum.mean();
       m.binary = bin;
       if (!bin) m.successes = 0;
       binary[subject] = bin;
@@ -59,17 +79,14 @@ Result<PairedSubjectsResult> compute_paired_subjects(const std::vector<OutcomeRo
       for (auto ib = std::next(ia); ib != by_subject.end(); ++ib) {
         SubjectPair p{config, condition, outcome, ia->first, ib->first};
         p.binary = binary[ia->first] && binary[ib->first];
-        double sa = 0, sb = 0;
-        int64_t na = 0, nb = 0;
+        SafeMean sa, sb;
         for (const auto& [item, va] : ia->second) {
           auto jt = ib->second.find(item);
           if (jt == ib->second.end()) continue;
           const auto& vb = jt->second;
           ++p.items;
-          for (double x : va) sa += x;
-          for (double x : vb) sb += x;
-          na += static_cast<int64_t>(va.size());
-          nb += static_cast<int64_t>(vb.size());
+          for (double x : va) sa.add(x);
+          for (double x : vb) sb.add(x);
           if (!p.binary) continue;
           const int ma = majority(va), mb = majority(vb);
           if (ma < 0 || mb < 0) ++p.undetermined;
@@ -77,8 +94,8 @@ Result<PairedSubjectsResult> compute_paired_subjects(const std::vector<OutcomeRo
           else if (ma == 0 && mb == 1) ++p.c_count;
         }
         if (p.items == 0) continue;  // nothing in common: no comparison
-        p.mean_a = sa / static_cast<double>(na);
-        p.mean_b = sb / static_cast<double>(nb);
+        p.mean_a = sa.mean();
+        p.mean_b = sb.mean();
         p.difference = p.mean_a - p.mean_b;
         if (p.binary) {
           NF_ASSIGN_OR_RETURN(p.p_value, stats::mcnemar_exact(p.b_count, p.c_count));

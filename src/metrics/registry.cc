@@ -146,6 +146,14 @@ Result<nlohmann::json> run_judge_analysis(const std::string& name, AnalysisConte
       jo.focus_subject = options["focus_subject"].get<std::string>();
     }
     NF_ASSIGN_OR_RETURN(auto r, judge_panel_analysis(panel, jo));
+    // What label 1 means, for the report's wording (the study's judge criterion).
+    std::string criterion;
+    if (ctx.has_study && ctx.study.spec.is_object() && ctx.study.spec.contains("judge") &&
+        ctx.study.spec["judge"].is_object() && ctx.study.spec["judge"].contains("criterion") &&
+        ctx.study.spec["judge"]["criterion"].is_string())
+      criterion = ctx.study.spec["judge"]["criterion"].get<std::string>();
+    if (!criterion.empty()) j["criterion"] = criterion;
+    j["rate_label"] = judge_rate_label(criterion);
     NF_ASSIGN_OR_RETURN(auto conditions_of_draws, ctx.store.judged_draw_conditions());
     NF_ASSIGN_OR_RETURN(r["by_condition"], judge_rates_by_condition(judgments, conditions_of_draws, ctx.bootstrap));
     j["method"] =

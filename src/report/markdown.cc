@@ -1,5 +1,6 @@
 #include "report/markdown.h"
 
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 
@@ -145,8 +146,12 @@ std::string bootstrap_line(const nlohmann::json& b) {
 
 void judge_panel_section(std::string& md, const nlohmann::json& f) {
   md += "## Judge panel reliability\n\n";
-  md += "Every judge re-scores the same answers; the rates are the share of votes calling the answer appropriate ("
-        + f.value("source", "") + "). Parse errors and judge API failures are never votes.\n\n";
+  const std::string label = f.value("rate_label", std::string("appropriate-response rate"));
+  md += "Every judge re-scores the same answers; the rates are the " + label +
+        ", the share of votes saying the criterion is met (" + f.value("source", "") +
+        "). Parse errors and judge API failures are never votes.\n\n";
+  if (f.contains("criterion") && f["criterion"].is_string())
+    md += "Criterion (met = 1): " + esc(f["criterion"].get<std::string>()) + "\n\n";
   if (f.contains("skipped")) {
     md += "Skipped: " + f["skipped"].get<std::string>() + "\n\n";
     return;
@@ -162,7 +167,9 @@ void judge_panel_section(std::string& md, const nlohmann::json& f) {
   }
   md += ").\n\n";
   // Table 4: subjects x judges.
-  md += "### Appropriate-response rate by judge (rows = subject, columns = judge)\n\n| subject |";
+  std::string cap = label;
+  if (!cap.empty()) cap[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(cap[0])));
+  md += "### " + cap + " by judge (rows = subject, columns = judge)\n\n| subject |";
   std::string sep = "|---|";
   for (const auto& j : f["judges"]) {
     md += " " + esc(j["judge"].get<std::string>()) + " |";
@@ -229,7 +236,7 @@ void judge_panel_section(std::string& md, const nlohmann::json& f) {
                       "as extreme).\n\n", num(p["total"]), num(p["p"], 4), num(p["at_least"]));
   else if (p.contains("note"))
     md += "\nPermutation test: " + p["note"].get<std::string>() + "\n\n";
-  md += "### Evaluator dependence\n\nAppropriate-response rate: own judge alone, full panel "
+  md += "### Evaluator dependence\n\n" + cap + ": own judge alone, full panel "
         "(mean of judges), and leave-own-provider-out (a sensitivity analysis, not a common scale).\n\n"
         "| subject | own judge | full panel | leave own provider out | P(best) | P(worst) |\n|---|---|---|---|---|---|\n";
   for (const auto& r : f["leave_own_provider_out"]) {
@@ -245,7 +252,7 @@ void judge_panel_section(std::string& md, const nlohmann::json& f) {
                       pb, pw);
   }
   const auto& l = f["leave_one_judge_out"];
-  md += "\nLeave-one-judge-out: the ranking (best first) is ";
+  md += "\nLeave-one-judge-out: the ranking (highest " + label + " first) is ";
   md += l.value("same_ranking_under_every_deletion", false) ? "the same under every single-judge deletion"
                                                             : "NOT the same under every single-judge deletion";
   if (l.contains("undefined_deletions") && !l["undefined_deletions"].empty()) {
@@ -256,7 +263,7 @@ void judge_panel_section(std::string& md, const nlohmann::json& f) {
   }
   md += ". Full panel: ";
   for (size_t i = 0; i < l["full_ranking"].size(); ++i)
-    md += (i ? " < " : "") + l["full_ranking"][i].get<std::string>();
+    md += (i ? " > " : "") + l["full_ranking"][i].get<std::string>();
   md += ".\n\n";
 }
 

@@ -181,7 +181,8 @@ void judge_lines(Book& book, const json& an) {
     for (const auto& r : f.value("leave_own_provider_out", json::array()))
       book.at(str(r, "subject"))
           .lines.push_back(fmt::format(
-              "Judge panel: appropriate-response rate {} (mean of the judges; the judge tables use the same direction).",
+              "Judge panel: {} {} (mean of the judges; the judge tables use the same direction).",
+              f.value("rate_label", std::string("appropriate-response rate")),
               r.contains("panel_inappropriate") && r["panel_inappropriate"].is_number()
                   ? num(json(1.0 - r["panel_inappropriate"].get<double>()))
                   : num(json())));

@@ -131,6 +131,34 @@ Result<std::vector<ChatMessage>> conversation_of_request(const nlohmann::json& r
   return out;
 }
 
+namespace {
+
+// The reply's final non-empty line as a verdict (rule 2): nullopt when that line is no
+// verdict line at all; an error for a verdict line with an unrecognised value.
+std::optional<Result<int>> final_line_vote(std::string_view text) {
+  const std::vector<std::string> lines = split(text, '\n');
+  std::string line;
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
+    line = strip_markdown(*it);
+    if (!line.empty()) break;
+  }
+  if (const int v = verdict_word(line); v >= 0 && (to_lower(line).rfind("met") != std::string::npos))
+    return Result<int>(v);  // a bare MET / NOT MET
+  const size_t colon = line.find(':');
+  if (colon != std::string::npos) {
+    const std::string head = to_lower(trim(line.substr(0, colon)));
+    if (head == "verdict" || head == "final verdict" || head == "label" || head == "answer" || head == "decision") {
+      const int v = verdict_word(line.substr(colon + 1));
+      if (v >= 0) return Result<int>(v);
+      return Result<int>(
+          InvalidArgument(fmt::format("unrecognised verdict value '{}'", trim(line.substr(colon + 1)))));
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 Result<int> parse_verdict(std::string_view text) {
   if (trim(text).empty()) return InvalidArgument("empty judge reply");
   // 1. JSON objects: the last one carrying a verdict wins.
@@ -143,28 +171,22 @@ Result<int> parse_verdict(std::string_view text) {
     auto vote = object_vote(j);
     if (!vote.ok() || vote->has_value()) last = std::move(vote);
   }
+  // 2. The final non-empty line.
+  const std::optional<Result<int>> line_vote = final_line_vote(text);
   if (last) {
     if (!last->ok()) return last->status();
-    return static_cast<int>(***last);
+    const int v = static_cast<int>(***last);
+    // A final verdict line after the JSON must state the same verdict (rule 3: a
+    // contradiction is a parse_error, whichever of the two comes last).
+    if (line_vote && (!line_vote->ok() || **line_vote != v))
+      return InvalidArgument(fmt::format("contradictory verdict: the JSON says {} but the final line says {}",
+                                         v == 1 ? "met" : "not_met",
+                                         !line_vote->ok() ? line_vote->status().message()
+                                         : **line_vote == 1 ? std::string("met")
+                                                            : std::string("not_met")));
+    return v;
   }
-  // 2. The final non-empty line.
-  const std::vector<std::string> lines = split(text, '\n');
-  std::string line;
-  for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
-    line = strip_markdown(*it);
-    if (!line.empty()) break;
-  }
-  if (const int v = verdict_word(line); v >= 0 && (to_lower(line).rfind("met") != std::string::npos))
-    return v;  // a bare MET / NOT MET
-  const size_t colon = line.find(':');
-  if (colon != std::string::npos) {
-    const std::string head = to_lower(trim(line.substr(0, colon)));
-    if (head == "verdict" || head == "final verdict" || head == "label" || head == "answer" || head == "decision") {
-      const int v = verdict_word(line.substr(colon + 1));
-      if (v >= 0) return v;
-      return InvalidArgument(fmt::format("unrecognised verdict value '{}'", trim(line.substr(colon + 1))));
-    }
-  }
+  if (line_vote) return *line_vote;
   return InvalidArgument("no verdict found (no JSON object with \"verdict\" and no final verdict line)");
 }
 

@@ -60,6 +60,8 @@ Result<std::vector<ChatMessage>> conversation_of_request(const nlohmann::json& r
 ///  2. Otherwise the final non-empty line, with markdown emphasis (* _ ` # >) removed:
 ///     "<verdict|final verdict|label|answer|decision>: <value>" with a value as above,
 ///     or a bare "MET" / "NOT MET" (case-insensitive, optional final '.').
+///  3. When a JSON verdict is found and the final line is a verdict line (2.), the two
+///     must agree; a final line with the other or an unknown value is a contradiction.
 /// Errors: InvalidArgument describing why (empty reply, no verdict found, an
 /// unrecognised or contradictory value); the caller stores it as a parse_error.
 Result<int> parse_verdict(std::string_view text);

@@ -3,6 +3,8 @@
 // study over serve-sim, and `noisefloor plan`.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -33,7 +35,8 @@ std::string agent_study(const std::string& name, const std::string& subjects, in
   return "name: " + name +
          "\nseed: 3\ntask: vignette_agent\ndataset:\n  format: vignettes\n  path: " + sample_vignettes() +
          "\nsubjects:\n" + subjects + "configs:\n  temperature: [1.0]\nreplicates: " + std::to_string(replicates) +
-         "\nanalyses:\n  floor: {}\n  fairness: {subsample_k: [3], vote_sizes: [2]}\n" +
+         "\nanalyses:\n  floor: {}\n  fairness: {subsample_k: [3], vote_sizes: [" +
+         std::to_string(std::max(1, replicates / 2)) + "]}\n" +  // R' <= R / 2, else refused
          "bootstrap: {resamples: 100, seed: 1, level: 0.95}\n# agent " + agent + "\n";
 }
 

@@ -68,6 +68,19 @@ TEST(JudgeCli, ImportMissingInfoThenAnalyzeReproducesThePaper) {
   EXPECT_NE(md.find("100 resamples of the 33 prompts as clusters"), std::string::npos);
   EXPECT_NE(md.find("reproducible from the seed"), std::string::npos);
   EXPECT_NE(md.find("| unanimity | O | 0.56"), std::string::npos);
+  // The ranking reads best first: highest appropriate-response rate, then " > " (a store
+  // without a study: the missing-information wording).
+  std::string ranking = "Full panel: ";
+  for (size_t i = 0; i < jp["leave_one_judge_out"]["full_ranking"].size(); ++i)
+    ranking += (i ? " > " : "") + jp["leave_one_judge_out"]["full_ranking"][i].get<std::string>();
+  EXPECT_NE(md.find(ranking + "."), std::string::npos) << ranking << "\n" << md;
+  EXPECT_NE(md.find("the ranking (highest appropriate-response rate first)"), std::string::npos);
+  EXPECT_EQ(jp["rate_label"], "appropriate-response rate");
+  const json& lopo = jp["leave_own_provider_out"];
+  const std::string best = jp["leave_one_judge_out"]["full_ranking"][0].get<std::string>();
+  for (const auto& row : lopo)  // the first has the lowest panel inappropriate rate
+    EXPECT_LE((*row_where(lopo, "subject", best, "subject", best))["panel_inappropriate"].get<double>(),
+              row["panel_inappropriate"].get<double>());
 
   // The same seed gives byte-identical results.
   auto an2 = run_cli("analyze --store " + store + " --out " + (t / "out2") + " --resamples 100 --bootstrap-seed 4",

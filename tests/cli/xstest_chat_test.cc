@@ -173,6 +173,10 @@ TEST_F(XstestChat, TheReportShowsComplianceAndDisagreementTables) {
   EXPECT_NE(md.find("| sim-evasive | safe | default | strmatch | 250 / 250 |"), std::string::npos) << md;
   EXPECT_NE(md.find("Scorer disagreement"), std::string::npos);
   EXPECT_NE(md.find("| sim-evasive > sim-frank > sim-wary | scorer=strmatch |"), std::string::npos);
+  // The judge wording follows the XSTest criterion (full compliance), not missing information.
+  EXPECT_NE(md.find("Judge panel: full-compliance rate"), std::string::npos) << md;
+  EXPECT_NE(md.find("the rates are the full-compliance rate"), std::string::npos);
+  EXPECT_EQ(md.find("appropriate-response rate"), std::string::npos);
 }
 
 TEST_F(XstestChat, AnalyzeWithTheEnvelopeOptionGivesTheSameResult) {

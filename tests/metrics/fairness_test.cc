@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "common/test_data.h"
@@ -126,6 +127,56 @@ TEST(FairnessOptions, RejectsBadOptionsByName) {
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(ok->paired_difference.first, "admit");
   EXPECT_EQ(ok->target_pairs, 10);
+}
+
+// An option the user gave that the data cannot honour is an error naming the option and
+// the value and listing what is valid, never a dropped line or "0/0 = n/a" (model A: 16
+// vignettes, 6 actions, 10 replicates per vignette x action cell). The defaults stay quiet.
+TEST(FairnessOptions, GivenOptionsTheDataCannotHonourAreErrors) {
+  const auto rows = model_a_rows();
+  auto run = [&](const nlohmann::json& j) {
+    auto o = FairnessOptions::from_json(j);
+    EXPECT_TRUE(o.ok()) << j.dump();
+    return compute_fairness(rows, *o, {50, 3, 0.95});
+  };
+  auto expect_error = [&](const nlohmann::json& j, const std::vector<std::string>& parts) {
+    auto r = run(j);
+    ASSERT_FALSE(r.ok()) << j.dump();
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    for (const auto& p : parts) EXPECT_NE(r.status().message().find(p), std::string::npos) << r.status().message();
+  };
+  expect_error({{"paired_difference", {"admit", "nope"}}},
+               {"analyses.fairness.paired_difference: unknown action 'nope'", "admit, any_opioid, cs_caution"});
+  expect_error({{"pooled_exclude", {"nope"}}}, {"analyses.fairness.pooled_exclude: unknown action 'nope'"});
+  expect_error({{"pooled_exclude", {"admit", "any_opioid", "cs_caution", "escalate_icu", "high_acuity", "referral"}}},
+               {"analyses.fairness.pooled_exclude", "excludes every action"});
+  expect_error({{"subsample_k", {4, 100}}}, {"analyses.fairness.subsample_k: K = 100 exceeds the 16 vignettes",
+                                             "valid: 1 to 16"});
+  expect_error({{"vote_sizes", {3, 6}}}, {"analyses.fairness.vote_sizes: R' = 6 needs 12 replicates",
+                                          "at most 10", "valid: 1 to 5"});
+  // At the edges they are honoured.
+  auto edge = run({{"subsample_k", {16}}, {"vote_sizes", {5}}, {"paired_difference", {"admit", "referral"}},
+                   {"pooled_exclude", {"referral"}}});
+  ASSERT_TRUE(edge.ok()) << edge.status().to_string();
+  const auto& r = edge->front();
+  ASSERT_EQ(r.subsample.size(), 1u);
+  EXPECT_EQ(r.subsample[0].comparisons, 4320);
+  EXPECT_TRUE(r.paired_defined);
+  EXPECT_EQ(r.paired.a, "admit");
+  EXPECT_EQ(floor_of(r, "pooled_without_referral").comparisons, 3600);
+  EXPECT_FALSE(r.majority.empty());
+  // The defaults (cs_caution / escalate_icu, K up to 16, R' = 3, 5) on data they do not
+  // fit are not errors: 4 vignettes of admit only.
+  std::vector<OutcomeRow> few;
+  std::set<std::string> kept_items;
+  for (const auto& row : rows) {
+    if (row.outcome != "admit") continue;
+    if (kept_items.size() < 4 || kept_items.count(row.item)) {
+      kept_items.insert(row.item);
+      few.push_back(row);
+    }
+  }
+  EXPECT_TRUE(compute_fairness(few, FairnessOptions{}, {50, 3, 0.95}).ok());
 }
 
 TEST(FairnessRegistry, DemotesRegisteredDirectionsOnly) {

@@ -6,6 +6,7 @@
 
 #include "common/test_data.h"
 #include "data/judge_import.h"
+#include "spec/study.h"
 
 namespace nf {
 namespace {
@@ -236,6 +237,14 @@ TEST(JudgePanel, NonOkJudgmentsAreNotVotes) {
 }
 
 TEST(JudgePanel, NoVotesIsAnError) { EXPECT_FALSE(build_panel({}).ok()); }
+
+// The report's name for the rate follows the criterion (label 1 = met).
+TEST(JudgePanel, RateLabelFollowsTheCriterion) {
+  EXPECT_EQ(judge_rate_label(""), "appropriate-response rate");
+  EXPECT_EQ(judge_rate_label(default_judge_criterion()), "appropriate-response rate");
+  EXPECT_EQ(judge_rate_label(xstest_judge_criterion()), "full-compliance rate");
+  EXPECT_EQ(judge_rate_label("The answer cites a guideline."), "criterion-met rate");
+}
 
 }  // namespace
 }  // namespace nf

@@ -77,6 +77,49 @@ TEST(PairedSubjects, NumericScoresGiveMeansWithoutATest) {
   EXPECT_TRUE(j["rows"][0]["p_value"].is_null());
 }
 
+// Values near DBL_MAX: the means are representable, so they must not print inf / null
+// (a plain sum overflowed). Reference: 1.7e308 / 2 + 1.15e308 / 2 = 1.425e308.
+TEST(PairedSubjects, MeansNearTheLargestDoubleDoNotOverflow) {
+  std::vector<OutcomeRow> rows;
+  auto add = [&](const std::string& subject, const std::string& item, int rep, double v) {
+    OutcomeRow o;
+    o.subject = subject;
+    o.item = item;
+    o.cluster = item;
+    o.config = "default";
+    o.condition = "none";
+    o.outcome = "score";
+    o.replicate = rep;
+    o.value = v;
+    rows.push_back(o);
+  };
+  add("a", "q1", 0, 1.7e308);
+  add("a", "q2", 0, 1.15e308);
+  add("b", "q1", 0, -1.7e308);
+  add("b", "q2", 0, -1.0e308);
+  add("b", "q2", 1, -1.3e308);
+  auto res = compute_paired_subjects(rows);
+  ASSERT_TRUE(res.ok()) << res.status().message();
+  ASSERT_EQ(res->subjects.size(), 2u);
+  EXPECT_NEAR(res->subjects[0].mean / 1.425e308, 1.0, 1e-15);
+  EXPECT_NEAR(res->subjects[1].mean / -1.3333333333333333e308, 1.0, 1e-15);  // -(1.7 + 1.0 + 1.3) / 3
+  ASSERT_EQ(res->pairs.size(), 1u);
+  EXPECT_NEAR(res->pairs[0].mean_a / 1.425e308, 1.0, 1e-15);
+  EXPECT_NEAR(res->pairs[0].mean_b / -1.3333333333333333e308, 1.0, 1e-15);
+  EXPECT_TRUE(std::isinf(res->pairs[0].difference));  // 2.76e308: really not representable
+  const auto j = paired_subjects_to_json(*res);
+  ASSERT_TRUE(j["subjects"][0]["mean"].is_number()) << j.dump();
+  EXPECT_NEAR(j["subjects"][0]["mean"].get<double>() / 1.425e308, 1.0, 1e-15);
+  ASSERT_TRUE(j["rows"][0]["mean_a"].is_number()) << j.dump();
+  // Ordinary values keep the plain sum / n (bit-identical).
+  std::vector<OutcomeRow> small = rows;
+  for (auto& r : small) r.value = r.value > 0 ? 1.0 : 0.0;
+  small[1].value = 0.0;
+  auto s = compute_paired_subjects(small);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->subjects[0].mean, 0.5);
+}
+
 TEST(PairedSubjects, SubjectsWithoutCommonItemsAreNotCompared) {
   std::vector<OutcomeRow> rows{{"a", "default", "t", "i1", "i1", 0, "c", 1, ""},
                                {"b", "default", "t", "i2", "i2", 0, "c", 0, ""}};
