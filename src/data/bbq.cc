@@ -8,6 +8,7 @@
 
 #include "data/json_type.h"
 #include "util/file.h"
+#include "util/json_depth.h"
 #include "util/strings.h"
 
 namespace nf {
@@ -35,6 +36,7 @@ Result<std::vector<BbqItem>> read_bbq_jsonl(const std::string& path, int64_t lim
     ++line_no;
     if (trim(line).empty()) continue;
     const std::string where = fmt::format("{}:{}", path, line_no);
+    NF_RETURN_IF_ERROR(check_json_depth(line, where));
     const nlohmann::json row = nlohmann::json::parse(line, nullptr, false);
     if (row.is_discarded() || !row.is_object()) return InvalidArgument(where + ": not a JSON object");
     auto str = [&](const char* f) -> Result<std::string> {

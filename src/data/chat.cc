@@ -11,6 +11,7 @@
 
 #include "data/json_type.h"
 #include "util/file.h"
+#include "util/json_depth.h"
 #include "util/strings.h"
 
 namespace nf {
@@ -84,6 +85,7 @@ struct SheetSection {
 /// Reads key.json: annotation id -> its entry (an object with a string prompt_id).
 Result<std::map<std::string, nlohmann::json>> read_key_entries(const std::string& key_path) {
   NF_ASSIGN_OR_RETURN(std::string text, read_file(key_path));
+  NF_RETURN_IF_ERROR(check_json_depth(text, key_path));
   nlohmann::json key;
   try {
     key = nlohmann::json::parse(text);
@@ -122,6 +124,7 @@ Result<std::vector<ChatItem>> read_chat_jsonl(const std::string& path, int64_t l
     const std::string_view line = lines[li];
     if (trim(line).empty()) continue;
     const std::string where = fmt::format("{}:{}", path, li + 1);
+    NF_RETURN_IF_ERROR(check_json_depth(line, where));
     nlohmann::json row;
     try {
       row = nlohmann::json::parse(line);

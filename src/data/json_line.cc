@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "util/json_depth.h"
+
 namespace nf {
 
 bool number_underflows(std::string_view text, double v) {
@@ -86,6 +88,7 @@ class CheckedJsonDom : public nlohmann::detail::json_sax_dom_parser<nlohmann::js
 }  // namespace
 
 Status parse_json_line(const std::string& path, size_t line, const std::string& text, nlohmann::json* out) {
+  NF_RETURN_IF_ERROR(check_json_depth(text, fmt::format("{}:{}", path, line)));
   CheckedJsonDom dom(*out);
   bool ok = false;
   try {

@@ -11,6 +11,7 @@
 #include "data/key_spellings.h"
 #include "util/csv.h"
 #include "util/file.h"
+#include "util/json_depth.h"
 #include "util/strings.h"
 
 namespace nf {
@@ -204,6 +205,7 @@ Result<std::vector<VoteRecord>> read_released_votes(const std::string& path, con
 
 Result<std::map<std::string, AnnotationKey>> read_annotation_key(const std::string& path) {
   NF_ASSIGN_OR_RETURN(std::string text, read_file(path));
+  NF_RETURN_IF_ERROR(check_json_depth(text, path));
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return InvalidArgument(path + ": expected a JSON object {id: {...}}");
   std::map<std::string, AnnotationKey> out;

@@ -7,6 +7,7 @@
 
 #include "data/json_type.h"
 #include "util/file.h"
+#include "util/json_depth.h"
 
 namespace nf {
 
@@ -31,6 +32,7 @@ bool parse_task_id(const std::string& id, std::string* family, int* family_no, i
 
 Result<nlohmann::json> read_array(const std::string& path) {
   NF_ASSIGN_OR_RETURN(std::string text, read_file(path));
+  NF_RETURN_IF_ERROR(check_json_depth(text, path));
   nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded()) return InvalidArgument(fmt::format("{}: not valid JSON", path));
   if (!j.is_array()) return InvalidArgument(fmt::format("{}: expected a JSON array, found {}", path, json_type(j)));

@@ -9,6 +9,7 @@
 
 #include "data/json_type.h"
 #include "util/file.h"
+#include "util/json_depth.h"
 #include "util/strings.h"
 
 namespace nf {
@@ -49,6 +50,7 @@ Result<std::vector<McqItem>> read_medqa_jsonl(const std::string& path, int64_t l
     if (trim(line).empty()) continue;
     const std::string where = fmt::format("{}:{}", path, line_no);
 
+    NF_RETURN_IF_ERROR(check_json_depth(line, where));
     nlohmann::json row;
     try {
       row = nlohmann::json::parse(line);

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "util/file.h"
+#include "util/json_depth.h"
 
 namespace nf {
 
@@ -43,6 +44,7 @@ Result<VignetteCondition> parse_condition(const nlohmann::json& c, bool control,
 }  // namespace
 
 Result<VignetteSet> parse_vignettes_json(std::string_view text, const std::string& source) {
+  NF_RETURN_IF_ERROR(check_json_depth(text, source));
   nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded()) return bad(source, "json", "malformed JSON");
   if (!j.is_object()) return bad(source, "json", "expected an object at the top level");

@@ -24,6 +24,7 @@
 #include "data/medqa.h"
 #include "data/vignettes.h"
 #include "runner/progress.h"
+#include "runner/resume_check.h"
 #include "runner/task_registry.h"
 #include "sim/sim.h"
 #include "task/mcq_task.h"
@@ -309,6 +310,10 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
   // Validates every (item, condition) before any call is made.
   NF_RETURN_IF_ERROR(task->prepare(study.conditions, study.seed));
 
+  // Before the records are overwritten: were the stored draws made under this study?
+  // (--refresh draws them all again, so it needs no check.)
+  if (options.record_study && !options.refresh)
+    NF_RETURN_IF_ERROR(check_stored_draws_match(study, items, configs, store));
   if (options.record_study) NF_RETURN_IF_ERROR(record_study(study, items, configs, store, options.progress));
 
   const auto plan = plan_draws(study, items, configs);

@@ -37,6 +37,12 @@ TEST(JsonLine, RefusesARepeatedKeyAtAnyDepth) {
   EXPECT_EQ(j.size(), 41u);
 }
 
+TEST(JsonLine, RefusesANestingThatWouldOverflowTheStack) {
+  // `import draws` / `import votes` JSONL: the depth limit of util/json_depth.h.
+  EXPECT_EQ(error_of(R"({"outcomes":)" + std::string(100000, '[') + std::string(100000, ']') + "}"),
+            "f.jsonl:7: JSON nested deeper than 512 levels (arrays and objects inside each other)");
+}
+
 TEST(JsonLine, RefusesAnUnderflowingNumberNamingItsKey) {
   EXPECT_EQ(error_of(R"({"v":1e-400})"),
             "f.jsonl:7: v: '1e-400' is out of range: not zero, but below the smallest normal double (2.2e-308), so "

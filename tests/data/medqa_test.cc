@@ -125,6 +125,14 @@ TEST_F(MedqaTest, MalformedJson) {
   EXPECT_THAT(msg, StartsWith(path_ + ":2: malformed JSON: "));
 }
 
+TEST_F(MedqaTest, ANestingThatWouldOverflowTheStackIsAnErrorNotACrash) {
+  // 100,000 levels parse, but storing the item dumps it recursively: a segfault before.
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  EXPECT_EQ(error_of(std::string(kGood) + "\n" +
+                     R"({"question":"q","options":{"A":"x","B":"y"},"answer_idx":"A","meta":)" + deep + "}\n"),
+            path_ + ":2: JSON nested deeper than 512 levels (arrays and objects inside each other)");
+}
+
 TEST_F(MedqaTest, NotAnObject) {
   EXPECT_THAT(error_of("[1, 2]\n"), StartsWith(path_ + ":1: expected a JSON object, found an array"));
 }
