@@ -32,6 +32,7 @@
 #include "data/import_messages.h"
 #include "data/json_line.h"
 #include "data/key_spellings.h"
+#include "util/prefault.h"
 #include "util/strings.h"
 
 namespace nf {
@@ -395,7 +396,10 @@ class RowConverter {
 /// appending each field to a std::string).
 class CsvReader {
  public:
-  CsvReader(const std::string& path, std::FILE* f) : path_(path), f_(f), buf_(1 << 20) {
+  CsvReader(const std::string& path, std::FILE* f) : path_(path), f_(f) {
+    buf_.reserve(1 << 20);
+    prefault_for_write(buf_.data(), 1 << 20);  // one call, not a fault per page
+    buf_.resize(1 << 20);
     refill(0);
     if (len_ >= 3 && std::memcmp(buf_.data(), "\xEF\xBB\xBF", 3) == 0) pos_ = 3;  // UTF-8 BOM
   }
