@@ -32,6 +32,7 @@
 #include "data/import_messages.h"
 #include "data/json_line.h"
 #include "data/key_spellings.h"
+#include "util/prefault.h"
 #include "util/strings.h"
 
 namespace nf {
@@ -110,6 +111,11 @@ NumberParse parse_number(std::string_view s, double* out) {
   if (number_underflows(t, v)) return NumberParse::kUnderflow;
   *out = v;
   return NumberParse::kNumber;
+}
+
+/// s = v, unless it already is.
+void set_if_changed(std::string& s, std::string_view v) {
+  if (s != v) s.assign(v);
 }
 
 /// A value as written, for messages: trimmed, escaped (escaped_for_message).
@@ -205,19 +211,18 @@ class RowConverter {
     auto err = [&](int col, const std::string& problem) {
       return InvalidArgument(fmt::format("{}:{}: {}: {}", path_, line, kColName[col], problem));
     };
-    row->subject.assign(f[kSubject]);
-    row->item.assign(f[kItem]);
-    row->cluster.assign(f[kCluster]);
-    row->condition.assign(f[kCondition]);
-    row->config.assign(f[kConfig]);
-    row->outcome.assign(f[kOutcome]);
-    if (row->subject.empty()) return err(kSubject, "empty");
-    if (row->item.empty()) return err(kItem, "empty");
-    if (row->outcome.empty()) return err(kOutcome, "empty");
-    const bool cluster_defaulted = row->cluster.empty();
-    if (cluster_defaulted) row->cluster = row->item;
-    if (row->condition.empty()) row->condition = "none";
-    if (row->config.empty()) row->config = "default";
+    if (f[kSubject].empty()) return err(kSubject, "empty");
+    if (f[kItem].empty()) return err(kItem, "empty");
+    if (f[kOutcome].empty()) return err(kOutcome, "empty");
+    const bool cluster_defaulted = f[kCluster].empty();
+    // `row` is the previous row's: most keys repeat from row to row (a draw's outcomes are
+    // adjacent), and a compare costs less than an assign (issue 14).
+    set_if_changed(row->subject, f[kSubject]);
+    set_if_changed(row->item, f[kItem]);
+    set_if_changed(row->cluster, cluster_defaulted ? f[kItem] : f[kCluster]);
+    set_if_changed(row->condition, f[kCondition].empty() ? std::string_view("none") : f[kCondition]);
+    set_if_changed(row->config, f[kConfig].empty() ? std::string_view("default") : f[kConfig]);
+    set_if_changed(row->outcome, f[kOutcome]);
     // Key values that differ only by surrounding whitespace would be two items (subjects,
     // ...): refused; by case: a warning. A string compare per row, a lookup per new value.
     // A defaulted cluster is the item, so while no row has named a cluster the item check
@@ -273,7 +278,7 @@ class RowConverter {
       row->label = t ? "true" : "false";
     } else if (const NumberParse p = parse_number(v, &num); p == NumberParse::kNumber) {
       row->value = num;
-      row->label.assign(f[kLabel]);  // kept as exported ("B" for a choice), "" when absent
+      set_if_changed(row->label, f[kLabel]);  // kept as exported ("B" for a choice), "" when absent
       if (!row->label.empty()) {
         oc.labelled = true;
         NF_RETURN_IF_ERROR(check_spelling(label_column_[row->outcome], row->outcome, row->label, line, kLabel));
@@ -395,7 +400,10 @@ class RowConverter {
 /// appending each field to a std::string).
 class CsvReader {
  public:
-  CsvReader(const std::string& path, std::FILE* f) : path_(path), f_(f), buf_(1 << 20) {
+  CsvReader(const std::string& path, std::FILE* f) : path_(path), f_(f) {
+    buf_.reserve(1 << 20);
+    prefault_for_write(buf_.data(), 1 << 20);  // one call, not a fault per page
+    buf_.resize(1 << 20);
     refill(0);
     if (len_ >= 3 && std::memcmp(buf_.data(), "\xEF\xBB\xBF", 3) == 0) pos_ = 3;  // UTF-8 BOM
   }

@@ -45,7 +45,19 @@ Result<nlohmann::json> analyze_store(Store& store, const AnalyzeOptions& options
     results["study"] = nullptr;
   }
 
-  NF_ASSIGN_OR_RETURN(auto counts, store.status_counts());
+  // MCQ replies: the unparsed share per reply language (issue 13 item 3), tallied from the
+  // same read of the draws as the status counts.
+  const bool by_language = study.ok() && study->spec.value("task", std::string("mcq")) == "mcq";
+  ReplyLanguageTally languages;
+  std::vector<StatusCount> counts;
+  if (by_language) {
+    NF_ASSIGN_OR_RETURN(counts, store.status_counts_and_answers([&](std::string_view subject, std::string_view config,
+                                                                    std::string_view status, std::string_view content) {
+      languages.add(subject, config, status, content);
+    }));
+  } else {
+    NF_ASSIGN_OR_RETURN(counts, store.status_counts());
+  }
   std::set<std::string> conditions;
   {
     std::map<std::tuple<std::string, std::string, std::string>, std::map<std::string, int64_t>> cells;
@@ -73,10 +85,7 @@ Result<nlohmann::json> analyze_store(Store& store, const AnalyzeOptions& options
                                                   : nlohmann::json(nullptr)}});
     }
     results["draws"] = {{"rows", rows}};
-    // MCQ replies: the unparsed share per reply language (issue 13 item 3).
-    if (study.ok() && study->spec.value("task", std::string("mcq")) == "mcq" && !counts.empty()) {
-      NF_ASSIGN_OR_RETURN(results["draws"]["by_language"], parse_error_rate_by_language(store));
-    }
+    if (by_language && !counts.empty()) results["draws"]["by_language"] = languages.rows();
   }
 
   NF_ASSIGN_OR_RETURN(const int64_t n_judgments, store.judgment_count());

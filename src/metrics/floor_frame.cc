@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <thread>
+#include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -19,6 +20,7 @@
 
 #include "stats/bootstrap.h"
 #include "stats/proportion.h"
+#include "util/prefault.h"
 #include "util/strings.h"
 
 namespace nf {
@@ -115,10 +117,16 @@ static_assert(sizeof(Group) == 48, "Group grew");
 class GroupList {
  public:
   size_t size() const { return size_; }
-  Group& operator[](size_t i) { return pages_[i >> kShift][i & kMask]; }
-  const Group& operator[](size_t i) const { return pages_[i >> kShift][i & kMask]; }
+  Group& operator[](size_t i) { return pages_[i >> kShift].get()[i & kMask]; }
+  const Group& operator[](size_t i) const { return pages_[i >> kShift].get()[i & kMask]; }
   void push_back(const Group& g) {
-    if ((size_ >> kShift) == pages_.size()) pages_.push_back(std::make_unique<Group[]>(kPage));
+    if ((size_ >> kShift) == pages_.size()) {
+      // A page's 192 KiB made present in one call, not a fault per 4 KiB on first touch.
+      Group* p = static_cast<Group*>(::operator new(kPage * sizeof(Group)));
+      prefault_for_write(p, kPage * sizeof(Group));
+      std::uninitialized_default_construct_n(p, kPage);
+      pages_.emplace_back(p);
+    }
     (*this)[size_++] = g;
   }
   /// Forward iteration in index order.
@@ -143,7 +151,11 @@ class GroupList {
 
  private:
   static constexpr size_t kShift = 12, kPage = size_t{1} << kShift, kMask = kPage - 1;
-  std::vector<std::unique_ptr<Group[]>> pages_;
+  static_assert(std::is_trivially_destructible_v<Group>, "pages are freed without destructors");
+  struct PageFree {
+    void operator()(Group* p) const { ::operator delete(p); }
+  };
+  std::vector<std::unique_ptr<Group, PageFree>> pages_;
   size_t size_ = 0;
 };
 
@@ -192,7 +204,11 @@ class GroupIndex {
     return static_cast<size_t>(k);
   }
   void grow(const GroupList& groups) {
-    std::vector<uint32_t> slots(std::max<size_t>(1024, slots_.size() * 2), 0);
+    const size_t n = std::max<size_t>(1024, slots_.size() * 2);
+    std::vector<uint32_t> slots;
+    slots.reserve(n);
+    prefault_for_write(slots.data(), n * sizeof(uint32_t));  // one call, not a fault per page
+    slots.resize(n, 0);
     const size_t mask = slots.size() - 1;
     for (uint32_t slot : slots_) {
       if (slot == 0) continue;

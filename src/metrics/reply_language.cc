@@ -1,7 +1,5 @@
 #include "metrics/reply_language.h"
 
-#include <map>
-#include <tuple>
 
 namespace nf {
 
@@ -36,26 +34,22 @@ std::string reply_script(std::string_view t) {
   return "other";
 }
 
-Result<nlohmann::json> parse_error_rate_by_language(Store& store) {
-  std::map<std::tuple<std::string, std::string, std::string>, std::pair<int64_t, int64_t>> cells;
-  // Consecutive draws mostly share subject, config and script: reuse the last cell's
-  // counters (map nodes do not move) instead of building a key and searching per draw.
-  std::pair<int64_t, int64_t>* last = nullptr;
-  std::string last_subject, last_config, last_script;
-  NF_RETURN_IF_ERROR(store.for_each_answer([&](const std::string& subject, const std::string& config,
-                                               const std::string& status, const std::string& content) {
-    std::string script = reply_script(content);
-    if (last == nullptr || subject != last_subject || config != last_config || script != last_script) {
-      last = &cells[{subject, config, script}];
-      last_subject = subject;
-      last_config = config;
-      last_script = std::move(script);
-    }
-    ++last->first;
-    if (status == "parse_error") ++last->second;
-  }));
+void ReplyLanguageTally::add(std::string_view subject, std::string_view config, std::string_view status,
+                             std::string_view content) {
+  std::string script = reply_script(content);
+  if (last_ == nullptr || subject != last_subject_ || config != last_config_ || script != last_script_) {
+    last_subject_.assign(subject);
+    last_config_.assign(config);
+    last_script_ = std::move(script);
+    last_ = &cells_[{last_subject_, last_config_, last_script_}];
+  }
+  ++last_->first;
+  if (status == "parse_error") ++last_->second;
+}
+
+nlohmann::json ReplyLanguageTally::rows() const {
   nlohmann::json rows = nlohmann::json::array();
-  for (const auto& [k, c] : cells) {
+  for (const auto& [k, c] : cells_) {
     rows.push_back({{"subject", std::get<0>(k)},
                     {"config", std::get<1>(k)},
                     {"language", std::get<2>(k)},
@@ -64,6 +58,15 @@ Result<nlohmann::json> parse_error_rate_by_language(Store& store) {
                     {"parse_error_rate", static_cast<double>(c.second) / static_cast<double>(c.first)}});
   }
   return rows;
+}
+
+Result<nlohmann::json> parse_error_rate_by_language(Store& store) {
+  ReplyLanguageTally tally;
+  NF_RETURN_IF_ERROR(store.for_each_answer([&](const std::string& subject, const std::string& config,
+                                               const std::string& status, const std::string& content) {
+    tally.add(subject, config, status, content);
+  }));
+  return tally.rows();
 }
 
 }  // namespace nf

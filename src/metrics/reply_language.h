@@ -4,8 +4,12 @@
 // is the reply's script, not a language model's guess.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -26,5 +30,22 @@ std::string reply_script(std::string_view text);
 /// (parse_error_rate = parse_error / answered), ordered by subject, config, language.
 /// Errors: the store's.
 Result<nlohmann::json> parse_error_rate_by_language(Store& store);
+
+/// The tally behind parse_error_rate_by_language, one answer at a time, for a caller that
+/// reads the draws itself (analyze: Store::status_counts_and_answers reads them once for
+/// the status counts and this). add() every draw that is not an api_error; rows() gives
+/// the same JSON as parse_error_rate_by_language over those draws.
+class ReplyLanguageTally {
+ public:
+  void add(std::string_view subject, std::string_view config, std::string_view status, std::string_view content);
+  nlohmann::json rows() const;
+
+ private:
+  std::map<std::tuple<std::string, std::string, std::string>, std::pair<int64_t, int64_t>> cells_;  // answered, parse_error
+  // Consecutive draws mostly share subject, config and script: the last cell's counters
+  // (map nodes do not move) instead of building a key and searching per draw.
+  std::pair<int64_t, int64_t>* last_ = nullptr;
+  std::string last_subject_, last_config_, last_script_;
+};
 
 }  // namespace nf

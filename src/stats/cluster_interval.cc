@@ -12,6 +12,7 @@
 #endif
 
 #include "stats/bootstrap.h"
+#include "util/prefault.h"
 #include "util/rng.h"
 #include "stats/order_stats.h"
 #include "stats/parallel_for.h"
@@ -471,7 +472,12 @@ Result<std::vector<ClusterRatioInterval>> cluster_ratio_intervals(const std::vec
   const size_t elem = ints ? sizeof(int32_t) : sizeof(double);
   const char* nd = ints ? reinterpret_cast<const char*>(nd_int.data()) : reinterpret_cast<const char*>(nd_double.data());
   const size_t nres = static_cast<size_t>(resamples);
-  std::vector<double> reps(k_ratios * nres), ses(k_ratios * nres);
+  std::vector<double> reps, ses;
+  for (std::vector<double>* v : {&reps, &ses}) {  // 3.5 MB for 22 ratios x 10,000 resamples
+    v->reserve(k_ratios * nres);
+    prefault_for_write(v->data(), k_ratios * nres * sizeof(double));  // one call, not a fault per page
+    v->resize(k_ratios * nres);
+  }
   const double scale = static_cast<double>(n) / static_cast<double>(n - 1);
   // Replicate r draws exactly what cluster_ratio_interval's replicate r draws, and each sum
   // below adds the same terms in the same order as ratio_of_sums / ratio_linearized_se, so

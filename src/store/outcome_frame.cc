@@ -16,6 +16,7 @@
 #include "store/outcome_chunks.h"
 #include "store/sqlite_store.h"
 #include "store/store_internal.h"
+#include "util/prefault.h"
 #include "util/strings.h"
 
 namespace nf {
@@ -67,7 +68,13 @@ Status SqliteStore::scan_outcome_codes(bool include_cached, OutcomeDictionaries*
     int32_t replicate;
     bool ok = false, cluster_given = false;
   };
-  std::vector<DrawCodes> draws(max_id >= min_id ? static_cast<size_t>(max_id - min_id + 1) : 0);
+  std::vector<DrawCodes> draws;
+  {
+    const size_t n = max_id >= min_id ? static_cast<size_t>(max_id - min_id + 1) : 0;
+    draws.reserve(n);
+    prefault_for_write(draws.data(), n * sizeof(DrawCodes));  // one call, not a fault per page (issue 14)
+    draws.resize(n);
+  }
   Encoder subjects(&dict->subjects), configs(&dict->configs), conditions(&dict->conditions), items(&dict->items),
       clusters(&dict->clusters), outcomes(&dict->outcomes), labels(&dict->labels);
   {

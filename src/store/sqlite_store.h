@@ -52,6 +52,9 @@ class SqliteStore final : public Store {
   Status for_each_answer(
       const std::function<void(const std::string& subject, const std::string& config, const std::string& status,
                                const std::string& content)>& fn) override;
+  Result<std::vector<StatusCount>> status_counts_and_answers(
+      const std::function<void(std::string_view subject, std::string_view config, std::string_view status,
+                               std::string_view content)>& fn) override;
   Result<Draw> get_draw(const DrawKey& key) override;
   Result<int64_t> draw_count() override;
   Result<int64_t> count_key(const DrawKey& key) override;

@@ -21,6 +21,7 @@
 #include <fstream>
 #include <optional>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
@@ -145,6 +146,12 @@ class Stmt {
     const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(s_, i));
     if (p == nullptr) return {};
     return std::string(p, static_cast<size_t>(sqlite3_column_bytes(s_, i)));
+  }
+  /// The column's text without a copy: valid until the next step() or reset().
+  std::string_view view(int i) const {
+    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(s_, i));
+    if (p == nullptr) return {};
+    return std::string_view(p, static_cast<size_t>(sqlite3_column_bytes(s_, i)));
   }
   int64_t int64(int i) const { return static_cast<int64_t>(sqlite3_column_int64(s_, i)); }
   double dbl(int i) const { return sqlite3_column_double(s_, i); }
@@ -1563,6 +1570,47 @@ Status SqliteStore::for_each_answer(
     fn(q.text(0), q.text(1), q.text(2), q.text(3));
   }
   return Status::Ok();
+}
+
+Result<std::vector<StatusCount>> Store::status_counts_and_answers(
+    const std::function<void(std::string_view, std::string_view, std::string_view, std::string_view)>& fn) {
+  NF_ASSIGN_OR_RETURN(auto counts, status_counts());
+  NF_RETURN_IF_ERROR(for_each_answer(
+      [&](const std::string& subject, const std::string& config, const std::string& status,
+          const std::string& content) { fn(subject, config, status, content); }));
+  return counts;
+}
+
+Result<std::vector<StatusCount>> SqliteStore::status_counts_and_answers(
+    const std::function<void(std::string_view, std::string_view, std::string_view, std::string_view)>& fn) {
+  std::lock_guard lock(mu_);
+  // One scan of the table in id order (status_counts' GROUP BY sorted every draw into a
+  // temporary B-tree, and for_each_answer read the table a second time; issue 14). Counts
+  // go to the last key's counter while the key repeats (a store's draws come cell by cell).
+  NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_, "SELECT subject, config, condition, status, content FROM draws ORDER BY id",
+                                            "status_counts_and_answers", path_));
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, int64_t> counts;
+  int64_t* last = nullptr;
+  std::string last_subject, last_config, last_condition, last_status;
+  for (;;) {
+    NF_ASSIGN_OR_RETURN(bool row, q.step());
+    if (!row) break;
+    const std::string_view subject = q.view(0), config = q.view(1), condition = q.view(2), status = q.view(3);
+    if (last == nullptr || subject != last_subject || config != last_config || condition != last_condition ||
+        status != last_status) {
+      last_subject.assign(subject);
+      last_config.assign(config);
+      last_condition.assign(condition);
+      last_status.assign(status);
+      last = &counts[{last_subject, last_config, last_condition, last_status}];
+    }
+    ++*last;
+    if (status != "api_error") fn(subject, config, status, q.view(4));
+  }
+  std::vector<StatusCount> out;
+  out.reserve(counts.size());
+  for (const auto& [k, n] : counts) out.push_back({std::get<0>(k), std::get<1>(k), std::get<2>(k), std::get<3>(k), n});
+  return out;
 }
 
 Result<Draw> SqliteStore::get_draw(const DrawKey& key) {

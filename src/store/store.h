@@ -18,6 +18,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -313,6 +314,14 @@ class Store {
   virtual Status for_each_answer(
       const std::function<void(const std::string& subject, const std::string& config, const std::string& status,
                                const std::string& content)>& fn) = 0;
+  /// status_counts() and for_each_answer(fn) from one read of the draws (analyze needs
+  /// both): the same counts in the same order, and fn(subject, config, status, content) for
+  /// every draw that is not an api_error, in id order (the views are valid during the call
+  /// only). The SQLite store reads the draws table once instead of twice (issue 14); this
+  /// default calls the two. Errors: DataLoss on a read failure.
+  virtual Result<std::vector<StatusCount>> status_counts_and_answers(
+      const std::function<void(std::string_view subject, std::string_view config, std::string_view status,
+                               std::string_view content)>& fn);
   /// One stored draw, or NotFound.
   virtual Result<Draw> get_draw(const DrawKey& key) = 0;
   /// Number of stored draws (any status).

@@ -75,6 +75,38 @@ TEST_F(DrawsImportTest, CsvBasicRowsAndValueKinds) {
   EXPECT_DOUBLE_EQ(v[5].value, 0.25);
 }
 
+// The converter reuses one row object and assigns only the fields that changed (issue 14):
+// a defaulted column after an explicit one (and the reverse) still gets its own value, as
+// does a label after a labelled row, whatever the previous row held.
+TEST_F(DrawsImportTest, DefaultsAndLabelsDoNotLeakFromThePreviousRow) {
+  const std::string p = write(".csv",
+                              "subject,item,cluster,condition,config,replicate,outcome,value,label\n"
+                              "m,q1,c1,x,cfg,0,o,1,L\n"
+                              "m,q1,,,,1,o,0,\n"
+                              "m,q2,,x,,0,o,1,\n"
+                              "m,q2,c2,,cfg,1,o,0,M\n"
+                              "m,q2,c2,,cfg,1,p,yes,\n"
+                              "m,q2,c2,,cfg,2,o,1,\n");
+  Result<std::vector<LongDrawRow>> r = read_long_draws(p);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_EQ(r->size(), 6u);
+  const auto& v = *r;
+  auto fields = [](const LongDrawRow& row) {
+    return std::vector<std::string>{row.subject, row.item,    row.cluster, row.condition,
+                                    row.config,  row.outcome, row.label};
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(fields(v[0]), (V{"m", "q1", "c1", "x", "cfg", "o", "L"}));
+  EXPECT_EQ(fields(v[1]), (V{"m", "q1", "q1", "none", "default", "o", ""}));
+  EXPECT_EQ(fields(v[2]), (V{"m", "q2", "q2", "x", "default", "o", ""}));
+  EXPECT_EQ(fields(v[3]), (V{"m", "q2", "c2", "none", "cfg", "o", "M"}));
+  EXPECT_EQ(fields(v[4]), (V{"m", "q2", "c2", "none", "cfg", "p", "yes"}));  // a category label
+  EXPECT_EQ(fields(v[5]), (V{"m", "q2", "c2", "none", "cfg", "o", ""}));
+  EXPECT_EQ(v[1].replicate, 1);
+  EXPECT_DOUBLE_EQ(v[3].value, 0.0);
+  EXPECT_DOUBLE_EQ(v[4].value, 0.0);  // first category of p
+}
+
 TEST_F(DrawsImportTest, CsvRfc4180QuotingAndColumnOrder) {
   const std::string p = write(".csv",
                               "value,outcome,replicate,config,condition,item,subject\r\n"

@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "common/pg.h"
 #include "store/store.h"
@@ -159,6 +160,81 @@ TEST_P(StoreContract, OutcomeRowsAreOrderedByteWiseAndCachedDrawsCanBeLeftOut) {
   ASSERT_TRUE(items_counts.ok());
   ASSERT_EQ(items_counts->size(), 1u);
   EXPECT_EQ((*items_counts)[0].count, 7);
+}
+
+// analyze reads the status counts and the answers (for the parse rate by reply language)
+// in one pass (Store::status_counts_and_answers; issue 14): the same counts as
+// status_counts(), in its order, and the same answers as for_each_answer(), in id order.
+// Draws of different cells and statuses interleave, so the counts switch key from row to row.
+TEST_P(StoreContract, StatusCountsAndAnswersInOnePassEqualTheTwoReads) {
+  struct Spec {
+    const char* subject;
+    const char* item;
+    const char* condition;
+    const char* config;
+    DrawStatus status;
+    const char* content;
+  };
+  const std::vector<Spec> specs = {
+      {"m", "a", "none", "default", DrawStatus::kOk, "A"},
+      {"m", "a", "none", "default", DrawStatus::kParseError, "\xe7\xad\x94"},
+      {"B", "a", "none", "default", DrawStatus::kOk, ""},  // "B" < "m" < "m2" byte-wise
+      {"m", "b", "none", "default", DrawStatus::kApiError, ""},
+      {"m", "b", "shuffle", "default", DrawStatus::kOk, "B"},
+      {"m2", "a", "none", "t1", DrawStatus::kRefused, "no"},
+      {"m", "c", "none", "default", DrawStatus::kOk, "C"},
+      {"m", "c", "none", "default", DrawStatus::kApiError, ""},
+      {"m", "d", "none", "default", DrawStatus::kOk, ""},
+  };
+  // The expected counts, kept independently of either store read.
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, int64_t> expected;
+  std::vector<std::string> expected_answers;
+  int replicate = 0;
+  for (const Spec& sp : specs) {
+    Draw d = sample_draw(sp.subject, sp.item, sp.condition, sp.config, replicate++);
+    d.status = sp.status;
+    d.content = sp.content;
+    if (sp.status != DrawStatus::kOk) d.outcomes.clear();
+    ASSERT_TRUE(store_->put_draw(d).ok()) << d.key.to_string();
+    const std::string status = sp.status == DrawStatus::kOk           ? "ok"
+                               : sp.status == DrawStatus::kParseError ? "parse_error"
+                               : sp.status == DrawStatus::kApiError   ? "api_error"
+                                                                      : "refused";
+    ++expected[{sp.subject, sp.config, sp.condition, status}];
+    if (sp.status != DrawStatus::kApiError)
+      expected_answers.push_back(std::string(sp.subject) + "|" + sp.config + "|" + status + "|" + sp.content);
+  }
+  std::vector<std::string> answers;
+  auto one_pass = store_->status_counts_and_answers(
+      [&](std::string_view subject, std::string_view config, std::string_view status, std::string_view content) {
+        answers.push_back(std::string(subject) + "|" + std::string(config) + "|" + std::string(status) + "|" +
+                          std::string(content));
+      });
+  ASSERT_TRUE(one_pass.ok()) << one_pass.status().message();
+  EXPECT_EQ(answers, expected_answers);  // id order = insertion order
+  ASSERT_EQ(one_pass->size(), expected.size());
+  size_t i = 0;
+  for (const auto& [k, n] : expected) {  // the map's order: subject, config, condition, status
+    const StatusCount& c = (*one_pass)[i++];
+    EXPECT_EQ(std::tie(c.subject, c.config, c.condition, c.status), k);
+    EXPECT_EQ(c.count, n) << c.subject << " " << c.config << " " << c.condition << " " << c.status;
+  }
+  auto two_reads = store_->status_counts();
+  ASSERT_TRUE(two_reads.ok());
+  ASSERT_EQ(two_reads->size(), one_pass->size());
+  for (size_t j = 0; j < two_reads->size(); ++j) {
+    const StatusCount &a = (*two_reads)[j], &b = (*one_pass)[j];
+    EXPECT_EQ(std::tie(a.subject, a.config, a.condition, a.status, a.count),
+              std::tie(b.subject, b.config, b.condition, b.status, b.count));
+  }
+  std::vector<std::string> read_answers;
+  ASSERT_TRUE(store_
+                  ->for_each_answer([&](const std::string& subject, const std::string& config,
+                                        const std::string& status, const std::string& content) {
+                    read_answers.push_back(subject + "|" + config + "|" + status + "|" + content);
+                  })
+                  .ok());
+  EXPECT_EQ(read_answers, answers);
 }
 
 TEST_P(StoreContract, StudyItemsSubjectsCacheAndServedModels) {
