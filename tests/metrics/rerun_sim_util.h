@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <set>
@@ -74,5 +75,31 @@ inline double truth(const std::vector<double>& p, int R, const std::function<boo
   return num / den;
 }
 
+// The category probabilities of one run of a task whose correct run posts k orders, under
+// the sim's model (sim/sim_fhir_agent.h): category 0 = silent (omission, probability om);
+// category 1 + b = an emitting run whose order j goes to the base URL when bit j of b is set
+// (each order misrouted independently with probability mis). k = 1: {om, (1-om)(1-mis),
+// (1-om) mis}; k = 2: none, (T,T), (B,T), (T,B), (B,B).
+inline std::vector<double> run_categories(double om, double mis, int k) {
+  std::vector<double> p{om};
+  for (int b = 0; b < (1 << k); ++b) {
+    double q = 1 - om;
+    for (int j = 0; j < k; ++j) q *= ((b >> j) & 1) ? mis : 1 - mis;
+    p.push_back(q);
+  }
+  return p;
+}
+
+// The three action-level indicators over one group's run categories (0 = silent), as seed
+// 002 §4 defines them and for runs whose payloads do not vary (no payload noise): distinct
+// categories are distinct endpoint sets and distinct order sets.
+inline bool omission_split_of(const std::vector<int>& t) { return std::count(t.begin(), t.end(), 0) > 0; }
+inline bool endpoint_divergent_of(const std::vector<int>& t) {
+  std::set<int> s;
+  for (int c : t)
+    if (c != 0) s.insert(c);
+  return s.size() > 1;
+}
+inline bool order_set_divergent_of(const std::vector<int>& t) { return std::set<int>(t.begin(), t.end()).size() > 1; }
 
 }  // namespace nf::testing

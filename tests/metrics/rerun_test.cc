@@ -221,6 +221,38 @@ TEST(RerunSimRecoveryTest, OmissionAndMisroutingRatesContainTheTruth) {
   EXPECT_EQ(m["clinical_content_divergence"]["count"], 0) << "no payload noise";
 }
 
+TEST(RerunSimRecoveryTest, TruthEnumerationMatchesClosedForms) {
+  // testing::truth enumerates every R-tuple of run categories; the closed forms below are
+  // the independent reference (o = P(silent), p_c = P(category c), conditional on >= 1
+  // emitting run): omission split (1 - (1-o)^R - o^R) / (1 - o^R); order-set divergence
+  // (1 - o^R - sum_c p_c^R) / (1 - o^R); endpoint divergence (emitting runs not all in one
+  // category) (1 - o^R - sum_c ((o + p_c)^R - o^R)) / (1 - o^R).
+  for (int R : {2, 3, 5})
+    for (double om : {0.0, 0.3, 0.6})
+      for (double mis : {0.05, 0.1, 0.5})
+        for (int k : {1, 2}) {
+          SCOPED_TRACE(::testing::Message() << "R " << R << " om " << om << " mis " << mis << " k " << k);
+          const std::vector<double> p = testing::run_categories(om, mis, k);
+          ASSERT_EQ(p.size(), static_cast<size_t>(1 + (1 << k)));
+          double total = 0, same = 0, same_emit = 0;
+          for (size_t c = 0; c < p.size(); ++c) {
+            total += p[c];
+            if (c == 0) continue;
+            same += std::pow(p[c], R);
+            same_emit += std::pow(om + p[c], R) - std::pow(om, R);
+          }
+          EXPECT_NEAR(total, 1.0, 1e-12);
+          const double o_r = std::pow(om, R), ordering = 1 - o_r;
+          EXPECT_NEAR(truth(p, R, testing::omission_split_of), (1 - std::pow(1 - om, R) - o_r) / ordering, 1e-12);
+          EXPECT_NEAR(truth(p, R, testing::order_set_divergent_of), (1 - o_r - same) / ordering, 1e-12);
+          EXPECT_NEAR(truth(p, R, testing::endpoint_divergent_of), (1 - o_r - same_emit) / ordering, 1e-12);
+        }
+  // Issue 25's numbers: one order, o = 0.3, mis = 0.1, R = 5: 1 - 0.93^5 - 0.37^5 + 0.3^5
+  // over 1 - 0.3^5.
+  EXPECT_NEAR(truth(testing::run_categories(0.3, 0.1, 1), 5, testing::endpoint_divergent_of),
+              (1 - std::pow(0.93, 5) - std::pow(0.37, 5) + std::pow(0.3, 5)) / (1 - std::pow(0.3, 5)), 1e-12);
+}
+
 TEST(RerunSimRecoveryTest, NoNoiseMeansEveryMetricIsZero) {
   auto task = make_task(fhir_study());
   ASSERT_TRUE(task.ok());
