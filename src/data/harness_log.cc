@@ -14,7 +14,7 @@ Status check_distinct_runs(const std::vector<HarnessLog>& logs) {
     auto [it, inserted] = first.emplace(log.run_id, &log);
     if (!inserted)
       return InvalidArgument(fmt::format(
-          "{} and {} hold the same run ({}): the same log given twice, or a copy; its epochs would count twice as "
+          "{} and {} hold the same run ({}): the same log given twice, or a copy; its draws would count twice, as extra "
           "replicates. Give each run once",
           it->second->path, log.path, log.run_id));
   }
