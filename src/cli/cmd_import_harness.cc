@@ -1,6 +1,5 @@
 // noisefloor import inspect | lm-eval: other harnesses' logs into a store.
 #include <cstdio>
-#include <map>
 
 #include <fmt/format.h>
 
@@ -8,6 +7,7 @@
 #include "cli/common.h"
 #include "data/inspect_log.h"
 #include "data/lm_eval_log.h"
+#include "runner/harness_import_check.h"
 #include "runner/import.h"
 #include "store/store.h"
 
@@ -19,16 +19,17 @@ int import_harness(const HarnessImportArgs& args) {
     return fail("import", InvalidArgument("--subject and --task apply to lm-eval (an Inspect log names its model and "
                                           "task)"));
   std::vector<HarnessLog> logs;
-  std::map<std::string, std::map<std::string, int>> categories;
   for (const auto& f : args.files) {
-    Result<HarnessLog> log = inspect ? read_inspect_log(f, {args.cluster_field}, categories)
+    Result<HarnessLog> log = inspect ? read_inspect_log(f, {args.cluster_field})
                                      : read_lm_eval_samples(f, {args.subject, args.task, "default", args.cluster_field});
     if (!log.ok()) return fail("import", log.status());
     for (const auto& w : log->warnings) std::fprintf(stderr, "import: warning: %s\n", w.c_str());
     logs.push_back(std::move(*log));
   }
+  if (Status st = check_distinct_runs(logs); !st.ok()) return fail("import", st);
   auto store = Store::open(args.store_path);
   if (!store.ok()) return fail("import", store.status());
+  if (Status st = check_cells_not_stored(logs, **store); !st.ok()) return fail("import", st);
   std::string name = args.study_name;
   if (name == "imported") name = inspect ? "inspect-import" : "lm-eval-import";
   auto sum = import_harness_logs(logs, **store, name, args.format, {"floor", "paired_subjects"});

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/types.h"
+#include "util/status.h"
 
 namespace nf {
 
@@ -34,6 +35,13 @@ struct HarnessLog {
   std::string subject;    // the model
   std::string condition;  // the task
   std::string config;     // stable id of the generation settings ("default" when none)
+  /// What identifies the run this log holds, so the same run given twice (the same file
+  /// twice, or a copy) is refused instead of becoming extra replicates: Inspect
+  /// "eval_id <id>" (eval.eval_id, globally unique per eval; a retry gets a new one), or
+  /// "sha256 <hex>" of the file for an older log without one; lm-eval "<file name>
+  /// sha256 <hex>" (the name carries the run's timestamp; two runs that answered alike
+  /// keep distinct names). Kept with every draw as extra.run.
+  std::string run_id;
   nlohmann::json subject_spec = nlohmann::json::object();
   nlohmann::json config_spec = nlohmann::json::object();
   nlohmann::json item_data = nlohmann::json::object();  // item id -> data kept with the item
@@ -45,5 +53,10 @@ struct HarnessLog {
 /// values as compact JSON), or "default" for an empty/null object: the config id of a
 /// harness's generation settings, e.g. {"reasoning_tokens": 16000} -> "reasoning_tokens=16000".
 std::string harness_config_id(const nlohmann::json& settings);
+
+/// InvalidArgument when two of `logs` hold the same run (equal run_id), naming both
+/// paths and what they share ("... and ... hold the same run (eval_id X): give each run
+/// once"); OK otherwise. For `import inspect | lm-eval` before anything is written.
+Status check_distinct_runs(const std::vector<HarnessLog>& logs);
 
 }  // namespace nf

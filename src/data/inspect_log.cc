@@ -4,17 +4,19 @@
 #include <zip.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <regex>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "data/json_type.h"
 #include "util/file.h"
+#include "util/hash.h"
 #include "util/strings.h"
 
 namespace nf {
@@ -97,46 +99,53 @@ Result<nlohmann::json> parse_json(const std::string& where, const std::string& t
   }
 }
 
+/// Python's float() on a string as Inspect's is_finite_number uses it: surrounding
+/// whitespace, an optional sign, decimal digits with an optional point and exponent; the
+/// value must be finite ("nan", "inf", "1e999" are not). Underscores between digits
+/// (which Python accepts) and hexadecimal (which strtod accepts) are not numbers here.
 bool parse_number_text(const std::string& s, double* out) {
+  static const std::regex kNumber(R"(^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$)");
   const std::string t = trim(s);
-  if (t.empty()) return false;
-  char* end = nullptr;
-  errno = 0;
-  const double v = std::strtod(t.c_str(), &end);
-  if (end != t.c_str() + t.size() || errno == ERANGE || !std::isfinite(v)) return false;
+  if (!std::regex_match(t, kNumber)) return false;
+  const double v = std::strtod(t.c_str(), nullptr);  // an underflow reads as Python's (0 or subnormal)
+  if (!std::isfinite(v)) return false;
   *out = v;
   return true;
 }
 
-void add_value(const std::string& name, const nlohmann::json& v, const std::string& label,
-               std::map<std::string, std::map<std::string, int>>& categories, std::vector<Outcome>* out) {
-  if (v.is_null()) return;
+Status add_value(const std::string& name, const nlohmann::json& v, const std::string& label,
+                 std::vector<Outcome>* out) {
+  if (v.is_null()) return Status::Ok();
   if (v.is_boolean()) {
     out->push_back({name, v.get<bool>() ? 1.0 : 0.0, label});
   } else if (v.is_number()) {
     out->push_back({name, v.get<double>(), label});
   } else if (v.is_string()) {
+    // Inspect's value_to_float (scorer/_metric.py): the CORRECT / INCORRECT / PARTIAL /
+    // NOANSWER constants exactly as written ("c" and "C " are not "C"), then the string
+    // lower-cased but not trimmed: yes/true 1, no/false 0, a finite number.
     const std::string s = v.get<std::string>();
-    const std::string lower = to_lower(trim(s));
+    const std::string lower = to_lower(s);
+    const std::string shown = label.empty() ? s : label;
     double num = 0;
-    // Inspect's CORRECT / INCORRECT / PARTIAL / NOANSWER constants and value_to_float.
-    if (s == "C") out->push_back({name, 1.0, label.empty() ? s : label});
-    else if (s == "I") out->push_back({name, 0.0, label.empty() ? s : label});
-    else if (s == "P") out->push_back({name, 0.5, label.empty() ? s : label});
-    else if (s == "N") out->push_back({name, 0.0, label.empty() ? s : label});
-    else if (lower == "yes" || lower == "true") out->push_back({name, 1.0, label.empty() ? s : label});
-    else if (lower == "no" || lower == "false") out->push_back({name, 0.0, label.empty() ? s : label});
+    if (s == "C") out->push_back({name, 1.0, shown});
+    else if (s == "P") out->push_back({name, 0.5, shown});
+    else if (s == "I" || s == "N") out->push_back({name, 0.0, shown});
+    else if (lower == "yes" || lower == "true") out->push_back({name, 1.0, shown});
+    else if (lower == "no" || lower == "false") out->push_back({name, 0.0, shown});
     else if (parse_number_text(s, &num)) out->push_back({name, num, label});
-    else {
-      auto& cats = categories[name];
-      auto it = cats.emplace(s, static_cast<int>(cats.size())).first;
-      out->push_back({name, static_cast<double>(it->second), s});
-    }
+    else
+      return InvalidArgument(fmt::format(
+          "{}: value {} is not a score Inspect's value_to_float converts (C, I, P, N as written; yes, no, "
+          "true, false in any letter case; a finite number): Inspect itself would score it 0 with a warning, "
+          "noisefloor refuses it rather than guess a number",
+          name, v.dump()));
   } else if (v.is_object()) {
-    for (const auto& [k, sub] : v.items()) add_value(name + "." + k, sub, "", categories, out);
+    for (const auto& [k, sub] : v.items()) NF_RETURN_IF_ERROR(add_value(name + "." + k, sub, "", out));
   } else if (v.is_array()) {
-    for (size_t i = 0; i < v.size(); ++i) add_value(fmt::format("{}[{}]", name, i), v[i], "", categories, out);
+    for (size_t i = 0; i < v.size(); ++i) NF_RETURN_IF_ERROR(add_value(fmt::format("{}[{}]", name, i), v[i], "", out));
   }
+  return Status::Ok();
 }
 
 std::string id_text(const nlohmann::json& id) {
@@ -168,7 +177,7 @@ struct LogContext {
 };
 
 Status read_sample(const LogContext& ctx, const std::string& where, const nlohmann::json& s, HarnessLog* log,
-                   std::map<std::string, std::map<std::string, int>>& categories, size_t* unscored) {
+                   size_t* unscored) {
   auto err = [&](const std::string& field, const std::string& problem) {
     return InvalidArgument(fmt::format("{}: {}: {}: {}", ctx.path, where, field, problem));
   };
@@ -196,7 +205,8 @@ Status read_sample(const LogContext& ctx, const std::string& where, const nlohma
   d.extra = {{"source", "inspect"},
              {"log", std::filesystem::path(ctx.path).filename().string()},
              {"sample", where},
-             {"epoch", epoch}};
+             {"epoch", epoch},
+             {"run", log->run_id}};
   if (s.contains("uuid") && s["uuid"].is_string()) d.extra["uuid"] = s["uuid"];
   if (const auto& out = s.value("output", nlohmann::json()); out.is_object()) {
     if (out.contains("completion") && out["completion"].is_string()) d.content = out["completion"].get<std::string>();
@@ -235,7 +245,11 @@ Status read_sample(const LogContext& ctx, const std::string& where, const nlohma
     if (!sc.is_object() || !sc.contains("value"))
       return err("scores." + scorer, "expected an object with a 'value', found " + json_type(sc));
     const nlohmann::json answer = sc.value("answer", nlohmann::json());
-    for (auto& o : inspect_score_outcomes(scorer, sc["value"], answer, categories)) d.outcomes.push_back(std::move(o));
+    auto outcomes = inspect_score_outcomes(scorer, sc["value"], answer);
+    if (!outcomes.ok())
+      return InvalidArgument(fmt::format("{}: {} (sample {}, epoch {}): scores.{}", ctx.path, where, item,
+                                         epoch.dump(), outcomes.status().message()));
+    for (auto& o : *outcomes) d.outcomes.push_back(std::move(o));
   }
   if (d.outcomes.empty()) {
     ++*unscored;
@@ -252,16 +266,14 @@ Status read_sample(const LogContext& ctx, const std::string& where, const nlohma
 
 }  // namespace
 
-std::vector<Outcome> inspect_score_outcomes(const std::string& scorer, const nlohmann::json& value,
-                                            const nlohmann::json& answer,
-                                            std::map<std::string, std::map<std::string, int>>& categories) {
+Result<std::vector<Outcome>> inspect_score_outcomes(const std::string& scorer, const nlohmann::json& value,
+                                                    const nlohmann::json& answer) {
   std::vector<Outcome> out;
-  add_value(scorer, value, answer.is_string() ? answer.get<std::string>() : std::string(), categories, &out);
+  NF_RETURN_IF_ERROR(add_value(scorer, value, answer.is_string() ? answer.get<std::string>() : std::string(), &out));
   return out;
 }
 
-Result<HarnessLog> read_inspect_log(const std::string& path, const InspectReadOptions& options,
-                                    std::map<std::string, std::map<std::string, int>>& categories) {
+Result<HarnessLog> read_inspect_log(const std::string& path, const InspectReadOptions& options) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return NotFound(fmt::format("{}: no such file", path));
   const std::string lower = to_lower(path);
@@ -334,6 +346,14 @@ Result<HarnessLog> read_inspect_log(const std::string& path, const InspectReadOp
   log.subject_spec = {{"name", log.subject}, {"source", "inspect"}};
   if (eval.contains("model_base_url") && eval["model_base_url"].is_string())
     log.subject_spec["base_url"] = eval["model_base_url"];
+  // The run's identity: eval.eval_id ("globally unique id for eval", log/_log.py; a retry
+  // gets a new one); an older log without one is known by its bytes.
+  if (eval.value("eval_id", nlohmann::json()).is_string() && !eval["eval_id"].get<std::string>().empty()) {
+    log.run_id = "eval_id " + eval["eval_id"].get<std::string>();
+  } else {
+    NF_ASSIGN_OR_RETURN(std::string bytes, read_file(path));
+    log.run_id = "sha256 " + sha256_hex(bytes);
+  }
 
   if (n_samples == 0)
     return InvalidArgument(fmt::format("{}: holds no samples (was the eval run with log_samples=False, or has it "
@@ -352,7 +372,7 @@ Result<HarnessLog> read_inspect_log(const std::string& path, const InspectReadOp
       where = fmt::format("samples[{}]", k);
     }
     const nlohmann::json& s = zip ? member : header["samples"][k];
-    NF_RETURN_IF_ERROR(read_sample(ctx, where, s, &log, categories, &unscored));
+    NF_RETURN_IF_ERROR(read_sample(ctx, where, s, &log, &unscored));
     // read_sample has checked id and epoch.
     epochs_of[id_text(s["id"])].insert(s.value("epoch", nlohmann::json(1)).get<int>());
   }

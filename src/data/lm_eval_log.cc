@@ -10,6 +10,7 @@
 
 #include "data/json_type.h"
 #include "util/file.h"
+#include "util/hash.h"
 #include "util/strings.h"
 
 namespace nf {
@@ -21,6 +22,53 @@ namespace {
 const std::set<std::string> kBookkeeping{"doc_id",       "doc",  "target",      "arguments",   "resps",
                                          "filtered_resps", "filter", "metrics", "doc_hash", "prompt_hash",
                                          "target_hash"};
+
+/// A string no log holds, standing in for a bare NaN / Infinity / -Infinity (which
+/// Python's json module writes for a float that is not finite, and which JSON and
+/// nlohmann::json refuse) so the line can still be parsed and the field named.
+constexpr const char* kNonFinite = "\x01noisefloor-non-finite:";
+
+/// Parses one line, first replacing each bare NaN, Infinity or -Infinity where a value is
+/// expected with the string kNonFinite + the literal. Throws nlohmann's parse_error for
+/// anything else that is not JSON.
+nlohmann::json parse_line_with_non_finite(std::string line) {
+  for (int guard = 0;; ++guard) {
+    try {
+      return nlohmann::json::parse(line);
+    } catch (const nlohmann::json::parse_error& ex) {
+      // ex.byte: 1-based index of the character the lexer stopped on (the first of NaN or
+      // Infinity; for -Infinity the I after the minus sign).
+      const size_t at = ex.byte == 0 ? 0 : ex.byte - 1;
+      if (at >= line.size() || guard > 100000) throw;
+      size_t start = std::string::npos, len = 0;
+      std::string literal;
+      if (line.compare(at, 3, "NaN") == 0) {
+        start = at, len = 3, literal = "NaN";
+      } else if (line.compare(at, 8, "Infinity") == 0) {
+        const bool minus = at > 0 && line[at - 1] == '-';
+        start = minus ? at - 1 : at, len = minus ? 9 : 8, literal = minus ? "-Infinity" : "Infinity";
+      }
+      if (start == std::string::npos) throw;
+      line.replace(start, len, nlohmann::json(std::string(kNonFinite) + literal).dump());
+    }
+  }
+}
+
+/// The literal (NaN, Infinity, -Infinity) when `v` stands for a non-finite number, else "".
+std::string non_finite_literal(const nlohmann::json& v) {
+  if (!v.is_string()) return std::string();
+  const std::string& s = v.get_ref<const std::string&>();
+  const std::string tag = kNonFinite;
+  return s.rfind(tag, 0) == 0 ? s.substr(tag.size()) : std::string();
+}
+
+/// `v` with every stand-in for a non-finite number replaced by null (fields that are not
+/// metrics: a dataset's missing value in `doc` is no error of the import).
+void null_non_finite(nlohmann::json& v) {
+  if (!non_finite_literal(v).empty()) v = nullptr;
+  else if (v.is_object() || v.is_array())
+    for (auto& sub : v) null_non_finite(sub);
+}
 
 std::string text_of(const nlohmann::json& v) {
   if (v.is_string()) return v.get<std::string>();
@@ -61,6 +109,10 @@ Result<HarnessLog> read_lm_eval_samples(const std::string& path, const LmEvalRea
   log.config_spec = {{"source", "lm-eval"}};
 
   NF_ASSIGN_OR_RETURN(std::string text, read_file(path));
+  // The samples file keeps no run id; its name carries the run's timestamp, so a run is
+  // its name and its bytes: the same file twice (or a copy) is one run, two runs that
+  // answered alike (greedy decoding) are still two.
+  log.run_id = fp.filename().string() + " sha256 " + sha256_hex(text);
   std::map<std::pair<std::string, int>, size_t> draw_index;  // (item, replicate) -> index in log.draws
   std::map<std::pair<std::string, std::string>, size_t> seen;  // (item, filter) -> line
   size_t pos = 0, line_no = 0, lines = 0;
@@ -80,11 +132,13 @@ Result<HarnessLog> read_lm_eval_samples(const std::string& path, const LmEvalRea
     };
     nlohmann::json j;
     try {
-      j = nlohmann::json::parse(line);
+      j = parse_line_with_non_finite(line);
     } catch (const nlohmann::json::exception& ex) {
       return InvalidArgument(fmt::format("{}:{}: malformed JSON: {}", path, line_no, ex.what()));
     }
     if (!j.is_object()) return err("(line)", "expected a JSON object, found " + json_type(j));
+    for (const auto& k : kBookkeeping)  // a NaN in the doc or in loglikelihood resps is no metric
+      if (j.contains(k)) null_non_finite(j[k]);
     const nlohmann::json doc_id = j.value("doc_id", nlohmann::json());
     if (!doc_id.is_number_integer()) return err("doc_id", "missing or not an integer");
     const std::string item = doc_id.dump();
@@ -108,13 +162,19 @@ Result<HarnessLog> read_lm_eval_samples(const std::string& path, const LmEvalRea
       }
     } else {
       for (const auto& [k, v] : j.items())
-        if (!kBookkeeping.count(k) && (v.is_number() || v.is_boolean())) metric_names.push_back(k);
+        if (!kBookkeeping.count(k) && (v.is_number() || v.is_boolean() || !non_finite_literal(v).empty()))
+          metric_names.push_back(k);
     }
     if (metric_names.empty()) return err("metrics", "no metric field on the line");
     std::vector<Outcome> metrics;
     for (const auto& m : metric_names) {
       if (!j.contains(m)) return err(m, "listed in metrics but missing");
       const nlohmann::json& v = j[m];
+      if (const std::string lit = non_finite_literal(v); !lit.empty())
+        return err(m, fmt::format("{} is not a number this import accepts (lm-eval writes NaN for a metric it could "
+                                  "not compute on this document, which its nanmean aggregation leaves out; a draw "
+                                  "needs a finite value for every metric)",
+                                  lit));
       if (v.is_boolean()) metrics.push_back({m + "," + filter, v.get<bool>() ? 1.0 : 0.0, ""});
       else if (v.is_number()) metrics.push_back({m + "," + filter, v.get<double>(), ""});
       else return err(m, "expected a number or a boolean, found " + json_type(v));
@@ -144,7 +204,7 @@ Result<HarnessLog> read_lm_eval_samples(const std::string& path, const LmEvalRea
         if (resps.is_array() && resps.size() == 1 && resps[0].is_array() && resps[0].size() == 1 &&
             resps[0][0].is_string())
           d.content = resps[0][0].get<std::string>();
-        d.extra = {{"source", "lm-eval"}, {"file", fp.filename().string()}, {"line", line_no}};
+        d.extra = {{"source", "lm-eval"}, {"file", fp.filename().string()}, {"line", line_no}, {"run", log.run_id}};
         log.draws.push_back(std::move(d));
       }
       HarnessDraw& d = log.draws[it->second];
@@ -172,7 +232,8 @@ Result<HarnessLog> read_lm_eval_samples(const std::string& path, const LmEvalRea
           d.cluster = cluster;
           d.replicate = r;
           d.content = generations[static_cast<size_t>(r)];
-          d.extra = {{"source", "lm-eval"}, {"file", fp.filename().string()}, {"line", line_no}, {"repeats", k}};
+          d.extra = {{"source", "lm-eval"}, {"file", fp.filename().string()}, {"line", line_no}, {"repeats", k},
+                     {"run", log.run_id}};
           log.draws.push_back(std::move(d));
         }
         const std::string resp = trim(per_draw[static_cast<size_t>(r)]);

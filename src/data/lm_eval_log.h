@@ -24,7 +24,8 @@ struct LmEvalReadOptions {
 /// Reads one samples file (one run) into draws: subject and task as in LmEvalReadOptions,
 /// item = doc_id, condition = task, outcome "<metric>,<filter>" = each metric field of
 /// the line (numbers as they are, booleans 1/0; the filtered response is the label).
-/// Several lines of one doc_id (one per filter) add their outcomes to one draw.
+/// Several lines of one doc_id (one per filter) add their outcomes to one draw. run_id =
+/// "<file name> sha256 <hex of the file>" (harness_log.h).
 /// With `repeats: K` (one request whose resps hold K > 1 generations) lm-eval keeps one
 /// metric per document, not per generation: the K generations become K draws
 /// (replicates 0..K-1) scored by noisefloor as outcome "draw_exact_match,<filter>" =
@@ -32,7 +33,11 @@ struct LmEvalReadOptions {
 /// all K, else the raw generation), trimmed, equals the trimmed target; the per-document
 /// metrics are not imported and a warning says so.
 /// Errors (InvalidArgument "file:line: field: problem"): malformed JSON, a missing or
-/// non-integer doc_id, a metric that is neither a number nor a boolean, no metric field,
+/// non-integer doc_id, a metric that is neither a number nor a boolean, a metric written
+/// as a bare NaN, Infinity or -Infinity (Python's json writes them; lm-eval's NaN is a
+/// metric it could not compute for the document): "file:line: bleu: NaN is not a number
+/// this import accepts (...)"; the same literals elsewhere (in `doc`, in loglikelihood
+/// `resps`) are read as null, not errors; no metric field,
 /// a doc_id given twice for one filter, a missing cluster field, an empty file; a subject
 /// or task that cannot be inferred from the path; NotFound for a missing file.
 Result<HarnessLog> read_lm_eval_samples(const std::string& path, const LmEvalReadOptions& options);

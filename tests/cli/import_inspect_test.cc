@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -175,18 +176,6 @@ TEST(ImportInspect, ShortenedJsonLogImportsItsFiveRecordsAndWarnsAboutFourEpochs
   EXPECT_EQ(got, expect);
 }
 
-TEST(ImportInspect, SeveralRunsOfOneCellBecomeReplicatesAndReimportIsRefused) {
-  TempDir t;
-  const std::string log = testing::data_file("harness-logs/log_streaming.eval");
-  std::filesystem::copy_file(log, t / "again.eval");
-  CmdResult r = run_cli("import inspect " + log + " " + (t / "again.eval") + " --store " + (t / "s.sqlite"), t.path());
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("replicates 2..3"), std::string::npos) << r.err;
-  CmdResult again = run_cli("import inspect " + log + " --store " + (t / "s.sqlite"), t.path());
-  EXPECT_EQ(again.exit_code, 2);
-  EXPECT_NE(again.err.find("already stored"), std::string::npos) << again.err;
-}
-
 // A version-1 JSON log written by hand (our own sample, the field names of Inspect's
 // EvalLog): one `score` per sample, an errored sample, P and numeric-string scores, and
 // a cluster named by a metadata field.
@@ -234,6 +223,114 @@ TEST(ImportInspect, VersionOneJsonLogWithAnErroredSample) {
   EXPECT_EQ(d->status, DrawStatus::kApiError);
   EXPECT_TRUE(d->outcomes.empty());
   EXPECT_NE(d->error.find("429"), std::string::npos);
+}
+
+/// v1_log() as run `eval_id` (eval.eval_id).
+std::string v1_run(const std::string& eval_id) {
+  std::string log = v1_log();
+  log.replace(log.find("\"eval\": {"), 9, "\"eval\": {\"eval_id\": \"" + eval_id + "\", ");
+  return log;
+}
+
+int64_t draw_count(const std::string& store) {
+  auto s = Store::open_existing(store);
+  if (!s.ok()) return -1;
+  auto n = (*s)->draw_count();
+  return n.ok() ? *n : -1;
+}
+
+TEST(ImportInspect, TwoRunsOfOneCellBecomeReplicatesAndALaterImportIntoTheCellIsRefused) {
+  TempDir t;
+  testing::write_text(t / "a.json", v1_run("run-a"));
+  testing::write_text(t / "b.json", v1_run("run-b"));
+  testing::write_text(t / "c.json", v1_run("run-c"));
+  CmdResult r = run_cli("import inspect " + (t / "a.json") + " " + (t / "b.json") + " --store " + (t / "s.sqlite"),
+                        t.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("b.json: another run of (local/toy-model, toy, temperature=0.7): its draws are replicates 2..3"),
+            std::string::npos)
+      << r.err;
+  ASSERT_EQ(draw_count(t / "s.sqlite"), 8);  // 2 runs x 4 records (one an api_error)
+  // The same run again, in a later command: said so, nothing written.
+  CmdResult again = run_cli("import inspect " + (t / "a.json") + " --store " + (t / "s.sqlite"), t.path());
+  EXPECT_EQ(again.exit_code, 2);
+  EXPECT_NE(again.err.find("a.json: " + (t / "s.sqlite") +
+                           " already holds this run (eval_id run-a) of (local/toy-model, toy, temperature=0.7)"),
+            std::string::npos)
+      << again.err;
+  EXPECT_EQ(again.err.find("put_draws"), std::string::npos) << again.err;
+  // A new run of the stored cell: refused with what to do instead.
+  CmdResult later = run_cli("import inspect " + (t / "c.json") + " --store " + (t / "s.sqlite"), t.path());
+  EXPECT_EQ(later.exit_code, 2);
+  EXPECT_NE(later.err.find("c.json: " + (t / "s.sqlite") +
+                           " already holds 8 draws of (local/toy-model, toy, temperature=0.7) from another run "
+                           "(a.json, b.json)"),
+            std::string::npos)
+      << later.err;
+  EXPECT_NE(later.err.find("Import every run of the cell in one command into a new store"), std::string::npos)
+      << later.err;
+  EXPECT_EQ(draw_count(t / "s.sqlite"), 8);
+  // ... which works.
+  CmdResult all = run_cli("import inspect " + (t / "a.json") + " " + (t / "b.json") + " " + (t / "c.json") +
+                              " --store " + (t / "new.sqlite"),
+                          t.path());
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_NE(all.err.find("replicates 4..5"), std::string::npos) << all.err;
+  EXPECT_EQ(draw_count(t / "new.sqlite"), 12);
+}
+
+// The tester's repro: the same log twice, or a copy, was 10 runs of 5 epochs (floor 24/450
+// for Claude instead of 6/100). Now refused, naming both paths, before the store is made.
+TEST(ImportInspect, TheSameLogTwiceOrACopyIsRefusedNamingBothPaths) {
+  TempDir t;
+  const std::string log =
+      testing::data_file("harness-logs/2025-09-15T15-04-34-04-00_popularity_jKN69eAYYpZFAZhRgMAztp.eval");
+  CmdResult r = run_cli("import inspect " + log + " " + log + " --store " + (t / "s.sqlite"), t.path());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(log + " and " + log + " hold the same run (eval_id fSkh5oCVXsM735YEddEDea)"),
+            std::string::npos)
+      << r.err;
+  std::filesystem::copy_file(testing::data_file("harness-logs/log_streaming.eval"), t / "copy.eval");
+  CmdResult c = run_cli("import inspect " + testing::data_file("harness-logs/log_streaming.eval") + " " +
+                            (t / "copy.eval") + " --store " + (t / "s.sqlite"),
+                        t.path());
+  EXPECT_EQ(c.exit_code, 2);  // no eval_id in this older log: the bytes are the run
+  EXPECT_NE(c.err.find("copy.eval hold the same run (sha256 "), std::string::npos) << c.err;
+  EXPECT_FALSE(std::filesystem::exists(t / "s.sqlite"));
+}
+
+// The tester's repro: one epoch's score "C " (and "c", "NaN", "correct") became category 0,
+// i.e. incorrect (Claude's floor 0.06 -> 0.10). Now exit 2 naming file, sample, epoch,
+// scorer and value; nothing is written.
+TEST(ImportInspect, AScoreInspectCannotConvertExitsTwoNamingFileSampleScorerAndValue) {
+  TempDir t;
+  const std::string src =
+      testing::data_file("harness-logs/2025-09-15T15-04-34-04-00_popularity_jKN69eAYYpZFAZhRgMAztp.eval");
+  const std::string script = R"(
+import json, sys, zipfile
+src, out, value = sys.argv[1], sys.argv[2], sys.argv[3]
+z = zipfile.ZipFile(src); o = zipfile.ZipFile(out, 'w')
+for n in z.namelist():
+    b = z.read(n)
+    if n == 'samples/2_epoch_3.json':
+        d = json.loads(b); assert d['scores']['match']['value'] == 'C'; d['scores']['match']['value'] = value
+        b = json.dumps(d).encode()
+    o.writestr(n, b)
+o.close()
+)";
+  testing::write_text(t / "edit.py", script);
+  for (const char* value : {"C ", "c", "NaN", "correct"}) {
+    SCOPED_TRACE(value);
+    const std::string out = t / "sp.eval";
+    ASSERT_EQ(std::system((python() + " " + (t / "edit.py") + " '" + src + "' '" + out + "' '" + value + "'").c_str()), 0);
+    CmdResult r = run_cli("import inspect " + out + " --store " + (t / "sp.sqlite"), t.path());
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find(out + ": samples/2_epoch_3.json (sample 2, epoch 3): scores.match: value " +
+                         nlohmann::json(value).dump() + " is not a score Inspect's value_to_float converts"),
+              std::string::npos)
+        << r.err;
+    EXPECT_FALSE(std::filesystem::exists(t / "sp.sqlite"));
+  }
 }
 
 TEST(ImportInspect, BadLogsExitTwoNamingFileAndField) {

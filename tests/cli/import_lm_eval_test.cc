@@ -127,6 +127,45 @@ TEST(ImportLmEval, RepeatsBecomeDrawsScoredByExactMatchAndTheCommandSaysSo) {
   EXPECT_EQ(values(t / "s.sqlite", "toy_em"), expect);
 }
 
+// The same samples file twice (or a copy) was two runs; a run imported in a later command
+// hit put_draws' internal message. Both now exit 2 with what happened.
+TEST(ImportLmEval, TheSameFileTwiceAndALaterRunIntoAStoredTaskAreRefused) {
+  TempDir t;
+  CmdResult twice = run_cli("import lm-eval " + kRun1 + " " + kRun1 + " --store " + (t / "s.sqlite"), t.path());
+  EXPECT_EQ(twice.exit_code, 2);
+  EXPECT_NE(twice.err.find(kRun1 + " and " + kRun1 + " hold the same run (samples_toy_mc_2024-05-01T10-00-00.000001.jsonl "
+                                                      "sha256 "),
+            std::string::npos)
+      << twice.err;
+  EXPECT_FALSE(std::filesystem::exists(t / "s.sqlite"));
+  CmdResult one = run_cli("import lm-eval " + kRun1 + " --store " + (t / "s.sqlite"), t.path());
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  CmdResult again = run_cli("import lm-eval " + kRun1 + " --store " + (t / "s.sqlite"), t.path());
+  EXPECT_EQ(again.exit_code, 2);
+  EXPECT_NE(again.err.find("already holds this run (samples_toy_mc_2024-05-01T10-00-00.000001.jsonl sha256 "),
+            std::string::npos)
+      << again.err;
+  CmdResult later = run_cli("import lm-eval " + kRun2 + " --store " + (t / "s.sqlite"), t.path());
+  EXPECT_EQ(later.exit_code, 2);
+  EXPECT_NE(later.err.find("already holds 4 draws of (example-org/tiny-model, toy_mc, default) from another run "
+                           "(samples_toy_mc_2024-05-01T10-00-00.000001.jsonl)"),
+            std::string::npos)
+      << later.err;
+  EXPECT_EQ(later.err.find("put_draws"), std::string::npos) << later.err;
+}
+
+// Python's json writes a float nan as a bare NaN: named, exit 2 (was nlohmann's "invalid literal").
+TEST(ImportLmEval, ANaNMetricExitsTwoNamingFileLineAndMetric) {
+  TempDir t;
+  const std::string f = t / "samples_x_2024-01-01T00-00-00.000001.jsonl";
+  testing::write_text(f, "{\"doc_id\": 0, \"target\": \"a\", \"metrics\": [\"bleu\"], \"bleu\": 0.5}\n"
+                         "{\"doc_id\": 1, \"target\": \"a\", \"metrics\": [\"bleu\"], \"bleu\": NaN}\n");
+  CmdResult r = run_cli("import lm-eval " + f + " --subject m --store " + (t / "s.sqlite"), t.path());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(f + ":2: bleu: NaN is not a number this import accepts"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("invalid literal"), std::string::npos) << r.err;
+}
+
 TEST(ImportLmEval, BadFilesExitTwoNamingFileLineAndField) {
   TempDir t;
   testing::write_text(t / "samples_x_2024-01-01T00-00-00.000001.jsonl",

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <cstdio>
 #include <random>
 
 #include "common/test_data.h"
@@ -12,14 +13,12 @@
 namespace nf {
 namespace {
 
-using Categories = std::map<std::string, std::map<std::string, int>>;
-
 TEST(InspectScores, MapAsInspectsValueToFloat) {
-  Categories cats;
   auto one = [&](const nlohmann::json& v, const nlohmann::json& answer = nullptr) {
-    auto o = inspect_score_outcomes("s", v, answer, cats);
-    EXPECT_EQ(o.size(), 1u) << v.dump();
-    return o.empty() ? Outcome{} : o[0];
+    auto o = inspect_score_outcomes("s", v, answer);
+    EXPECT_TRUE(o.ok()) << v.dump() << ": " << o.status().message();
+    EXPECT_EQ(o.ok() ? o->size() : 0u, 1u) << v.dump();
+    return !o.ok() || o->empty() ? Outcome{} : (*o)[0];
   };
   EXPECT_EQ(one("C").value, 1.0);
   EXPECT_EQ(one("I").value, 0.0);
@@ -28,24 +27,48 @@ TEST(InspectScores, MapAsInspectsValueToFloat) {
   EXPECT_EQ(one("C").label, "C");
   EXPECT_EQ(one("C", "Yes").label, "Yes");  // the answer is the label
   EXPECT_EQ(one("yes").value, 1.0);
+  EXPECT_EQ(one("YES").value, 1.0);  // value.lower() in value_to_float
   EXPECT_EQ(one("False").value, 0.0);
   EXPECT_EQ(one("0.75").value, 0.75);
+  EXPECT_EQ(one(" 0.75\n").value, 0.75);  // Python's float() strips whitespace
+  EXPECT_EQ(one("-1.5e-3").value, -1.5e-3);
+  EXPECT_EQ(one(".5").value, 0.5);
   EXPECT_EQ(one(0.3).value, 0.3);
+  EXPECT_EQ(one(2).value, 2.0);
   EXPECT_EQ(one(true).value, 1.0);
-  // Other strings are categories, stable per outcome, with the string as label.
-  EXPECT_EQ(one("maybe").value, 0.0);
-  EXPECT_EQ(one("unsure").value, 1.0);
-  EXPECT_EQ(one("maybe").value, 0.0);
-  EXPECT_EQ(one("unsure").label, "unsure");
-  EXPECT_TRUE(inspect_score_outcomes("s", nullptr, nullptr, cats).empty());
-  auto dict = inspect_score_outcomes("s", {{"accuracy", "C"}, {"f1", 0.5}}, nullptr, cats);
-  ASSERT_EQ(dict.size(), 2u);
-  EXPECT_EQ(dict[0].name, "s.accuracy");
-  EXPECT_EQ(dict[0].value, 1.0);
-  EXPECT_EQ(dict[1].name, "s.f1");
-  auto list = inspect_score_outcomes("s", {1, 0}, nullptr, cats);
-  ASSERT_EQ(list.size(), 2u);
-  EXPECT_EQ(list[1].name, "s[1]");
+  auto none = inspect_score_outcomes("s", nullptr, nullptr);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+  auto dict = inspect_score_outcomes("s", {{"accuracy", "C"}, {"f1", 0.5}}, nullptr);
+  ASSERT_TRUE(dict.ok());
+  ASSERT_EQ(dict->size(), 2u);
+  EXPECT_EQ((*dict)[0].name, "s.accuracy");
+  EXPECT_EQ((*dict)[0].value, 1.0);
+  EXPECT_EQ((*dict)[1].name, "s.f1");
+  auto list = inspect_score_outcomes("s", {1, 0}, nullptr);
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->size(), 2u);
+  EXPECT_EQ((*list)[1].name, "s[1]");
+}
+
+// Strings value_to_float cannot convert (it logs a warning and returns 0.0): refused,
+// never a number. Case and whitespace as Inspect: "C" is compared exactly, yes/no/true/false
+// after lower() but without strip(), numbers with Python's float() (which strips).
+TEST(InspectScores, StringsInspectCannotConvertAreRefusedNamingOutcomeAndValue) {
+  for (const char* bad : {"C ", "c", " C", "i", "p", "NaN", "nan", "inf", "-Infinity", "1e999", "correct", " yes",
+                          "no ", "0x10", "1_000", "", "maybe", "1,5"}) {
+    SCOPED_TRACE(bad);
+    auto o = inspect_score_outcomes("match", bad, "B");
+    ASSERT_FALSE(o.ok());
+    EXPECT_EQ(o.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(o.status().message().find("match: value " + nlohmann::json(bad).dump() + " is not a score"),
+              std::string::npos)
+        << o.status().message();
+  }
+  // Inside a dict: the outcome named is the key's.
+  auto d = inspect_score_outcomes("m", {{"acc", "C"}, {"grade", "c"}}, nullptr);
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.status().message().find("m.grade: value \"c\""), std::string::npos) << d.status().message();
 }
 
 TEST(InspectScores, ConfigIdOfGenerateSettings) {
@@ -61,7 +84,6 @@ TEST(InspectLog, MutatedLogsAreErrorsNeverCrashes) {
   ASSERT_GT(bytes.size(), 1000u);
   testing::TempDir t;
   std::mt19937_64 rng(15);
-  Categories cats;
   int ok = 0, errors = 0;
   for (int trial = 0; trial < 300; ++trial) {
     std::string m = bytes;
@@ -72,7 +94,7 @@ TEST(InspectLog, MutatedLogsAreErrorsNeverCrashes) {
     }
     const std::string p = t / ("m" + std::to_string(trial) + ".eval");
     testing::write_text(p, m);
-    auto log = read_inspect_log(p, {}, cats);
+    auto log = read_inspect_log(p, {});
     if (log.ok()) {
       ++ok;
       // A mutation the zip CRCs did not catch still yields a well-formed log.
@@ -88,13 +110,170 @@ TEST(InspectLog, MutatedLogsAreErrorsNeverCrashes) {
 }
 
 TEST(InspectLog, MissingFileIsNotFound) {
-  Categories cats;
-  auto log = read_inspect_log("/nonexistent/x.eval", {}, cats);
+  auto log = read_inspect_log("/nonexistent/x.eval", {});
   ASSERT_FALSE(log.ok());
   EXPECT_EQ(log.status().code(), StatusCode::kNotFound);
-  auto bad_ext = read_inspect_log(testing::data_file("harness-logs/SOURCES.md"), {}, cats);
+  auto bad_ext = read_inspect_log(testing::data_file("harness-logs/SOURCES.md"), {});
   ASSERT_FALSE(bad_ext.ok());
   EXPECT_NE(bad_ext.status().message().find("expected .eval or .json"), std::string::npos);
+}
+
+// A hand-written JSON log (Inspect's EvalLog field names) with two samples x 2 epochs.
+std::string json_log(const std::string& eval_id, const std::string& value_2_2) {
+  return R"({"version": 2, "status": "success",
+  "eval": {"task": "toy", "model": "local/m", )" +
+         (eval_id.empty() ? std::string() : "\"eval_id\": \"" + eval_id + "\", ") + R"("config": {"epochs": 2}},
+  "samples": [
+    {"id": 1, "epoch": 1, "scores": {"match": {"value": "C"}}},
+    {"id": 1, "epoch": 2, "scores": {"match": {"value": "I"}}},
+    {"id": 2, "epoch": 1, "scores": {"match": {"value": "C"}}},
+    {"id": 2, "epoch": 2, "scores": {"match": {"value": )" +
+         nlohmann::json(value_2_2).dump() + R"(}}}
+  ]})";
+}
+
+TEST(InspectLog, AScoreInspectCannotConvertIsAnErrorNamingFileSampleEpochScorerAndValue) {
+  testing::TempDir t;
+  testing::write_text(t / "ok.json", json_log("e1", "P"));
+  auto ok = read_inspect_log(t / "ok.json", {});
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  ASSERT_EQ(ok->draws.size(), 4u);
+  EXPECT_EQ(ok->draws[3].outcomes.at(0).value, 0.5);
+  for (const char* bad : {"C ", "c", "NaN", "correct"}) {
+    SCOPED_TRACE(bad);
+    testing::write_text(t / "bad.json", json_log("e1", bad));
+    auto log = read_inspect_log(t / "bad.json", {});
+    ASSERT_FALSE(log.ok());
+    EXPECT_EQ(log.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(log.status().message().find((t / "bad.json") + ": samples[3] (sample 2, epoch 2): scores.match: value " +
+                                          nlohmann::json(bad).dump() + " is not a score Inspect's value_to_float "
+                                                                       "converts"),
+              std::string::npos)
+        << log.status().message();
+  }
+}
+
+/// The first line of `sha256sum FILE` (an independent SHA-256).
+std::string sha256sum(const std::string& path) {
+  std::string out;
+  FILE* p = popen(("sha256sum '" + path + "'").c_str(), "r");
+  if (p == nullptr) return out;
+  char buf[256];
+  if (fgets(buf, sizeof buf, p) != nullptr) out = buf;
+  pclose(p);
+  return out.substr(0, out.find(' '));
+}
+
+TEST(InspectLog, RunIdIsTheEvalIdElseTheFilesSha256) {
+  auto pop = read_inspect_log(
+      testing::data_file("harness-logs/2025-09-15T15-04-34-04-00_popularity_jKN69eAYYpZFAZhRgMAztp.eval"), {});
+  ASSERT_TRUE(pop.ok()) << pop.status().message();
+  EXPECT_EQ(pop->run_id, "eval_id fSkh5oCVXsM735YEddEDea");  // header.json eval.eval_id
+  EXPECT_EQ(pop->draws.at(0).extra.at("run"), pop->run_id);
+  const std::string old_path = testing::data_file("harness-logs/log_streaming.eval");
+  auto old = read_inspect_log(old_path, {});  // inspect_ai 0.3.42: no eval_id
+  ASSERT_TRUE(old.ok()) << old.status().message();
+  const std::string sum = sha256sum(old_path);
+  ASSERT_EQ(sum.size(), 64u);
+  EXPECT_EQ(old->run_id, "sha256 " + sum);
+}
+
+TEST(HarnessLogs, TheSameRunTwiceIsRefusedNamingBothPaths) {
+  testing::TempDir t;
+  testing::write_text(t / "a.json", json_log("run-a", "C"));
+  testing::write_text(t / "b.json", json_log("run-b", "C"));
+  testing::write_text(t / "a-copy.json", json_log("run-a", "I"));  // rescored copy: same eval
+  std::vector<HarnessLog> logs;
+  for (const char* f : {"a.json", "b.json", "a-copy.json"}) {
+    auto log = read_inspect_log(t / f, {});
+    ASSERT_TRUE(log.ok()) << log.status().message();
+    logs.push_back(std::move(*log));
+  }
+  EXPECT_TRUE(check_distinct_runs({logs[0], logs[1]}).ok());
+  Status st = check_distinct_runs(logs);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find((t / "a.json") + " and " + (t / "a-copy.json") + " hold the same run (eval_id run-a)"),
+            std::string::npos)
+      << st.message();
+  // Without an eval_id the bytes decide: identical files are one run, different ones two.
+  testing::write_text(t / "x.json", json_log("", "C"));
+  testing::write_text(t / "y.json", json_log("", "C"));
+  testing::write_text(t / "z.json", json_log("", "I"));
+  std::vector<HarnessLog> old;
+  for (const char* f : {"x.json", "z.json", "y.json"}) old.push_back(*read_inspect_log(t / f, {}));
+  EXPECT_TRUE(check_distinct_runs({old[0], old[1]}).ok());
+  Status st2 = check_distinct_runs(old);
+  ASSERT_FALSE(st2.ok());
+  EXPECT_NE(st2.message().find((t / "x.json") + " and " + (t / "y.json")), std::string::npos) << st2.message();
+}
+
+TEST(LmEvalLog, RunIdIsTheFileNameAndItsSha256) {
+  testing::TempDir t;
+  const std::string line = "{\"doc_id\": 0, \"target\": \"a\", \"metrics\": [\"acc\"], \"acc\": 1}\n";
+  const std::string a = t / "samples_x_2024-01-01T00-00-00.000001.jsonl";
+  std::filesystem::create_directories(t / "other");
+  const std::string copy = t / "other/samples_x_2024-01-01T00-00-00.000001.jsonl";
+  const std::string later = t / "samples_x_2024-01-01T00-00-00.000002.jsonl";  // a second run, same answers
+  for (const auto& p : {a, copy, later}) testing::write_text(p, line);
+  std::vector<HarnessLog> logs;
+  for (const auto& p : {a, later, copy}) {
+    auto log = read_lm_eval_samples(p, {"m", "", "default", ""});
+    ASSERT_TRUE(log.ok()) << log.status().message();
+    logs.push_back(std::move(*log));
+  }
+  EXPECT_EQ(logs[0].run_id, "samples_x_2024-01-01T00-00-00.000001.jsonl sha256 " + sha256sum(a));
+  EXPECT_EQ(logs[0].draws.at(0).extra.at("run"), logs[0].run_id);
+  EXPECT_TRUE(check_distinct_runs({logs[0], logs[1]}).ok());
+  Status st = check_distinct_runs(logs);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find(a + " and " + copy + " hold the same run"), std::string::npos) << st.message();
+}
+
+// Python's json module writes a float nan as a bare NaN (and inf as Infinity); lm-eval's
+// per-document NaN is a metric it could not compute. A metric so written is an error naming
+// file, line and metric; the same literal in the doc or in loglikelihood resps is no metric.
+TEST(LmEvalLog, NonFiniteMetricIsAnErrorNamingFileLineAndMetric) {
+  testing::TempDir t;
+  const std::string p = t / "samples_x_2024-01-01T00-00-00.000001.jsonl";
+  const std::string ok_line =
+      R"({"doc_id": 0, "doc": {"q": "a", "score": NaN, "w": [1, -Infinity]}, "target": "a", "resps": [[[-Infinity, false]]], "metrics": ["acc"], "acc": 1})";
+  for (const char* lit : {"NaN", "Infinity", "-Infinity"}) {
+    SCOPED_TRACE(lit);
+    testing::write_text(p, ok_line + "\n" +
+                               R"({"doc_id": 1, "target": "a", "metrics": ["acc", "bleu"], "acc": 0, "bleu": )" + lit +
+                               "}\n");
+    auto log = read_lm_eval_samples(p, {"m", "", "default", ""});
+    ASSERT_FALSE(log.ok());
+    EXPECT_EQ(log.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(log.status().message().find(p + ":2: bleu: " + lit + " is not a number this import accepts"),
+              std::string::npos)
+        << log.status().message();
+    // A file without a `metrics` list: the NaN field is still a metric, not skipped.
+    testing::write_text(p, std::string(R"({"doc_id": 0, "target": "a", "acc": 1, "f1": )") + lit + "}\n");
+    auto bare = read_lm_eval_samples(p, {"m", "", "default", ""});
+    ASSERT_FALSE(bare.ok());
+    EXPECT_NE(bare.status().message().find(p + ":1: f1: " + lit + " is not a number"), std::string::npos)
+        << bare.status().message();
+  }
+  testing::write_text(p, ok_line + "\n");
+  auto ok = read_lm_eval_samples(p, {"m", "", "default", ""});
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  ASSERT_EQ(ok->draws.size(), 1u);
+  EXPECT_EQ(ok->draws[0].outcomes.at(0).name, "acc,none");
+  EXPECT_EQ(ok->draws[0].outcomes.at(0).value, 1.0);
+  // NaN inside a string is text, and a malformed literal is still malformed JSON.
+  testing::write_text(p, R"({"doc_id": 0, "target": "NaN", "metrics": ["acc"], "acc": 1})"
+                         "\n");
+  EXPECT_TRUE(read_lm_eval_samples(p, {"m", "", "default", ""}).ok());
+  for (const char* broken : {R"({"doc_id": 0, "metrics": ["acc"], "acc": Nan})", R"({"doc_id": 0, "acc": Na)",
+                             R"({"doc_id": 0, "acc": NaN)", R"({"doc_id": 0, "acc": -)", R"({"acc": NaNa})"}) {
+    SCOPED_TRACE(broken);
+    testing::write_text(p, std::string(broken) + "\n");
+    auto bad = read_lm_eval_samples(p, {"m", "", "default", ""});
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.status().message().find(p + ":1: malformed JSON"), std::string::npos) << bad.status().message();
+  }
 }
 
 TEST(LmEvalLog, MutatedLinesAreErrorsNeverCrashes) {

@@ -9,7 +9,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
-#include <map>
 #include <string>
 
 #include "data/inspect_log.h"
@@ -26,8 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(data + 1), static_cast<std::streamsize>(size - 1));
   nf::Result<nf::HarnessLog> log = [&]() {
     if (kind == 2) return nf::read_lm_eval_samples(path, {"m", "", "default", ""});
-    std::map<std::string, std::map<std::string, int>> cats;
-    return nf::read_inspect_log(path, {}, cats);
+    return nf::read_inspect_log(path, {});
   }();
   if (log.ok()) {
     for (const auto& d : log->draws)
