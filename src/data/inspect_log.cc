@@ -17,6 +17,7 @@
 #include "data/json_type.h"
 #include "util/file.h"
 #include "util/hash.h"
+#include "util/json_depth.h"
 #include "util/strings.h"
 
 namespace nf {
@@ -92,6 +93,7 @@ class ZipReader {
 };
 
 Result<nlohmann::json> parse_json(const std::string& where, const std::string& text) {
+  NF_RETURN_IF_ERROR(check_json_depth(text, where));
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& ex) {

@@ -11,6 +11,7 @@
 #include "data/json_type.h"
 #include "util/file.h"
 #include "util/hash.h"
+#include "util/json_depth.h"
 #include "util/strings.h"
 
 namespace nf {
@@ -130,6 +131,7 @@ Result<HarnessLog> read_lm_eval_samples(const std::string& path, const LmEvalRea
     auto err = [&](const std::string& field, const std::string& problem) {
       return InvalidArgument(fmt::format("{}:{}: {}: {}", path, line_no, field, problem));
     };
+    NF_RETURN_IF_ERROR(check_json_depth(line, fmt::format("{}:{}", path, line_no)));
     nlohmann::json j;
     try {
       j = parse_line_with_non_finite(line);

@@ -276,6 +276,16 @@ TEST(LmEvalLog, NonFiniteMetricIsAnErrorNamingFileLineAndMetric) {
   }
 }
 
+TEST(LmEvalLog, ANestingThatWouldOverflowTheStackIsAnError) {
+  testing::TempDir t;
+  const std::string p = t / "samples_deep.jsonl";
+  testing::write_text(p, R"({"doc_id": 0, "target": "a", "acc": 1, "doc": )" + std::string(100000, '[') +
+                             std::string(100000, ']') + "}\n");
+  auto log = read_lm_eval_samples(p, {"m", "", "default", ""});
+  ASSERT_FALSE(log.ok());
+  EXPECT_EQ(log.status().message(), p + ":1: JSON nested deeper than 512 levels (arrays and objects inside each other)");
+}
+
 TEST(LmEvalLog, MutatedLinesAreErrorsNeverCrashes) {
   const std::string src = std::string(NF_SOURCE_DIR) +
                           "/tests/fixtures/lm-eval/example-org__tiny-model/samples_toy_em_2024-05-01T11-00-00.000001.jsonl";
