@@ -1,6 +1,8 @@
 // util/file.h read_file: whole files byte for byte (sizes around the buffer's edges,
 // NUL bytes, no trailing newline), non-regular files read to EOF, and the errors.
 #include "util/file.h"
+#include "util/file_hash.h"
+#include "util/hash.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -87,6 +89,27 @@ TEST_F(ReadFile, DirectoryIsInvalidArgumentNamingThePath) {
   EXPECT_EQ(got.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(got.status().message().find("is a directory"), std::string::npos);
   EXPECT_NE(got.status().message().find(dir_.string()), std::string::npos);
+}
+
+TEST_F(ReadFile, FileSha256IsTheHashOfItsBytes) {
+  // The reference: sha256_hex of the whole file read at once, and a fixed vector.
+  EXPECT_EQ(*sha256_file_hex(write("abc", "abc")),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");  // FIPS 180-2 B.1
+  std::mt19937 gen(11);
+  for (size_t n : {size_t{0}, size_t{65535}, size_t{65536}, size_t{65537}, size_t{300001}}) {
+    std::string bytes(n, '\0');
+    for (auto& c : bytes) c = static_cast<char>(gen() & 0xff);
+    const std::string path = write("h" + std::to_string(n), bytes);
+    auto got = sha256_file_hex(path);
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    EXPECT_EQ(*got, sha256_hex(bytes)) << "size " << n;
+  }
+  auto missing = sha256_file_hex((dir_ / "nope").string());
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  auto directory = sha256_file_hex(dir_.string());
+  ASSERT_FALSE(directory.ok());
+  EXPECT_EQ(directory.status().code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace
