@@ -89,6 +89,10 @@ struct Draw {
   DrawStatus status = DrawStatus::kOk;
   std::string cluster;            // item cluster, copied for analyses
   nlohmann::json request;         // the request body actually sent
+  // `request` already dumped (compact, invalid UTF-8 replaced: request.dump(-1, ' ',
+  // false, replace), the bytes the event loop sent): the store writes these bytes instead
+  // of dumping `request` again. Empty: the store dumps `request`.
+  std::string request_text;
   std::string raw_response;       // the response body as received
   std::string content;            // the assistant text
   std::vector<Outcome> outcomes;  // empty unless status == ok

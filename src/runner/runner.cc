@@ -29,6 +29,7 @@
 #include "sim/sim.h"
 #include "task/mcq_task.h"
 #include "util/file.h"
+#include "util/file_hash.h"
 #include "util/hash.h"
 #include "util/strings.h"
 
@@ -189,9 +190,11 @@ nlohmann::json provenance_card(const Study& study) {
   dir = slash == std::string::npos ? "." : dir.substr(0, slash);
   const std::string commit = git_commit_of(dir.empty() ? "/" : dir);
   card["study_git_commit"] = commit.empty() ? nlohmann::json(nullptr) : nlohmann::json(commit);
-  auto data = read_file(study.dataset.path);
+  // Hashed while read through a small buffer (util/file_hash.h): the task has read the
+  // whole file already; a second whole-file buffer was ~5% of the start-up's CPU.
+  auto data_sha = sha256_file_hex(study.dataset.path);
   card["datasets"] = nlohmann::json::array(
-      {{{"path", study.dataset.path}, {"sha256", data.ok() ? nlohmann::json(sha256_hex(*data)) : nlohmann::json(nullptr)}}});
+      {{{"path", study.dataset.path}, {"sha256", data_sha.ok() ? nlohmann::json(*data_sha) : nlohmann::json(nullptr)}}});
   if (study.dataset.format == "probe_sheet") {  // the key.json read beside the sheet
     if (const std::string key = probe_sheet_key_path(study.dataset.path); !key.empty()) {
       auto kd = read_file(key);
@@ -449,8 +452,10 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
   std::atomic<int64_t> abandoned_draws{0};
 
   // The Draw of planned draw `p` that ended with `res` (both paths); moves the request,
-  // the reply's body and text and the outcomes out of `res`.
-  auto make_draw = [&](const PlannedDraw& p, TaskDrawResult& res, bool from_cache) {
+  // the reply's body and text and the outcomes out of `res`. `sent_body`, when not null, is
+  // res.request already dumped (the event loop's payload): moved into the draw for the
+  // store (Draw::request_text), so the request is not dumped a second time.
+  auto make_draw = [&](const PlannedDraw& p, TaskDrawResult& res, bool from_cache, std::string* sent_body = nullptr) {
     Draw d;
     d.key = p.key;
     d.cluster = items[p.item_index].cluster;
@@ -500,6 +505,7 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
     }
     ChatResponse& resp = res.response;
     d.request = std::move(res.request);
+    if (sent_body != nullptr) d.request_text = std::move(*sent_body);
     d.status = res.status;
     d.outcomes = std::move(res.outcomes);
     d.error = std::move(res.error);
@@ -681,14 +687,14 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
           continue;
         }
         // The task recorded the request body it built (Task::begin_draw): dumped once, and
-        // those bytes are the cache key's and the payload sent (the store dumps its copy).
+        // those bytes are the cache key's, the payload sent and the stored request.
         const bool have_body = pend->res.request.is_object();
         if (have_body) pend->body = dump_request(pend->res.request);
         const std::string* body = have_body ? &pend->body : nullptr;
         if (auto hit = cache_lookup(p.subject_index, *req, p.key, 0, pend->ckey, body)) {
           task->finish_draw(p.item_index, p.key.condition, *req, std::move(*hit), pend->res);
           breaker_note(p, pend->res, 1);
-          if (!deliver(make_draw(p, pend->res, true), {}, true)) stop_loop = true;
+          if (!deliver(make_draw(p, pend->res, true, body ? &pend->body : nullptr), {}, true)) stop_loop = true;
           continue;
         }
         pend->req = std::move(*req);
@@ -701,7 +707,9 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
           cache_keep(pend->ckey, resp, new_cache);
           task->finish_draw(pd.item_index, pd.key.condition, pend->req, std::move(resp), pend->res);
           breaker_note(pd, pend->res, 0);
-          if (!deliver(make_draw(pd, pend->res, false), std::move(new_cache), false)) stop_loop = true;
+          // The transfer is over (retries included): its payload bytes go to the store.
+          std::string* sent = pend->body.empty() ? nullptr : &pend->body;
+          if (!deliver(make_draw(pd, pend->res, false, sent), std::move(new_cache), false)) stop_loop = true;
         });
       }
       if (multi.active() == 0) break;

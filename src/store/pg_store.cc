@@ -557,7 +557,7 @@ std::vector<Param> draw_params(const Draw& d, int64_t now) {
   p.reserve(21);
   p.push_back(text(d.cluster));
   p.push_back(text(draw_status_name(d.status)));
-  p.push_back(text(dump_json(d.request)));
+  p.push_back(text(d.request_text.empty() ? dump_json(d.request) : d.request_text));  // Draw::request_text
   p.push_back(bytes(d.raw_response));
   p.push_back(bytes(d.content));
   p.push_back(bytes(d.error));
@@ -727,7 +727,7 @@ json group_row(const Draw& d, const std::vector<Store::CacheEntry>& cache) {
   for (const Store::CacheEntry& e : cache) entries.push_back(json::array({text_utf8(e.key), dump_json(e.response)}));
   return json::array({text_utf8(d.key.subject), text_utf8(d.key.item), text_utf8(d.key.condition),
                       text_utf8(d.key.config), d.key.replicate, text_utf8(d.cluster),
-                      std::string(draw_status_name(d.status)), text_utf8(dump_json(d.request)), hex_of(d.raw_response),
+                      std::string(draw_status_name(d.status)), text_utf8(d.request_text.empty() ? dump_json(d.request) : d.request_text), hex_of(d.raw_response),
                       hex_of(d.content), hex_of(d.error),
                       std::isnan(d.latency_ms) ? json(nullptr) : json(fmt::format("{}", d.latency_ms)),
                       d.prompt_tokens < 0 ? json(nullptr) : json(d.prompt_tokens),

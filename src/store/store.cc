@@ -494,7 +494,10 @@ struct DrawWriter {
     }
     find.reset();
 
-    const std::string request_text = dump_json(d.request);
+    // The bytes the runner already dumped when it has them (Draw::request_text), else the
+    // same dump of `request`.
+    const std::string request_dumped = d.request_text.empty() ? dump_json(d.request) : std::string();
+    const std::string& request_text = d.request_text.empty() ? request_dumped : d.request_text;
     const std::string extra_text = dump_json(d.extra);
     insert.reset();
     insert.bind_static(1, k.subject).bind_static(2, k.item).bind_static(3, k.condition).bind_static(4, k.config)

@@ -13,6 +13,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/test_data.h"
@@ -249,6 +250,92 @@ TEST(GroupCommit, DrawsArrivingWithinTheWindowShareATransaction) {
   EXPECT_EQ(total, static_cast<size_t>(planned));
   EXPECT_GE(largest, 2u) << "every draw was committed alone: " << groups.size() << " groups";
   EXPECT_LT(groups.size(), static_cast<size_t>(planned)) << groups.size() << " groups of " << planned << " draws";
+}
+
+
+// The stored request is the bytes the event loop sent (Draw::request_text), not a second
+// dump of the request: byte for byte the thread path's (which the store dumps), for calls
+// made and for draws served from the response cache, on a dataset with non-ASCII text,
+// quotes, backslashes and newlines in its prompts.
+std::map<std::string, std::string> stored_request_bytes(const std::string& path) {
+  std::map<std::string, std::string> out;
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, "SELECT subject, item, condition, config, replicate, request FROM draws", -1, &st,
+                               nullptr),
+            SQLITE_OK);
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    std::string key;
+    for (int c = 0; c < 5; ++c) key += std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, c))) + "|";
+    out[key] = std::string(reinterpret_cast<const char*>(sqlite3_column_blob(st, 5)),
+                           static_cast<size_t>(sqlite3_column_bytes(st, 5)));
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return out;
+}
+
+TEST(EventLoop, StoredRequestBytesAreTheThreadPaths) {
+  auto server = SimServer::start(SimParams{.seed = 3});
+  ASSERT_TRUE(server.ok()) << server.status().message();
+  testing::TempDir d;
+  {
+    std::ofstream data(d / "mcq.jsonl");
+    data << R"({"id": "u1", "question": "Caf\u00e9 au lait spots \u2014 a \"quoted\" sign\\n and a\nnewline: which?", )"
+         << R"("options": {"A": "NF1 \u00e9", "B": "NF2", "C": "TSC \t tab", "D": "\u6c49\u5b57"}, "answer_idx": "A"})"
+         << "\n"
+         << R"({"id": "u2", "question": "Plain ASCII question?", "options": {"A": "a", "B": "b"}, "answer_idx": "B"})"
+         << "\n";
+  }
+  const std::string yaml = "name: bytes\nseed: 5\ndataset:\n  format: medqa\n  path: " + (d / "mcq.jsonl") +
+                           "\nsubjects:\n  - name: http\n    backend: openai\n    base_url: " +
+                           (*server)->base_url() +
+                           "\n    model: sim-mcq-1\n    concurrency: 4\nconditions: [none, shuffle]\nconfigs:\n"
+                           "  temperature: [0, 0.7]\nreplicates: 2\n";
+  auto study = parse_study(yaml, d / "s.yaml");
+  ASSERT_TRUE(study.ok()) << study.status().message();
+  std::map<std::string, std::map<std::string, std::string>> runs;
+  // threads (cache written), the loop served from that cache, the loop without a cache.
+  for (const auto& [name, event_loop, cache] :
+       std::vector<std::tuple<std::string, bool, bool>>{{"threads", false, true}, {"loop-cached", true, true},
+                                                        {"loop", true, false}}) {
+    const std::string path = d / (cache ? "cached.sqlite" : name + ".sqlite");
+    {
+      auto store = Store::open(path);
+      ASSERT_TRUE(store.ok()) << store.status().message();
+      RunOptions ro;
+      ro.progress = false;
+      ro.event_loop = event_loop;
+      ro.use_cache = cache;
+      auto sum = run_study(*study, **store, ro);
+      ASSERT_TRUE(sum.ok()) << sum.status().message();
+      EXPECT_EQ(sum->event_loop, event_loop);
+      EXPECT_EQ(sum->executed, 2 * 2 * 2 * 2) << name;
+      EXPECT_EQ(sum->cached, name == "loop-cached" ? 16 : 0) << name;
+    }
+    runs[name] = stored_request_bytes(path);
+    if (name == "threads") {  // keep the cache, drop the draws: the loop's run is served from it
+      sqlite3* db = nullptr;
+      ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+      EXPECT_EQ(sqlite3_exec(db, "PRAGMA foreign_keys = ON; DELETE FROM draws", nullptr, nullptr, nullptr), SQLITE_OK);
+      sqlite3_close(db);
+    }
+  }
+  const auto& ref = runs["threads"];
+  ASSERT_EQ(ref.size(), 16u);
+  bool saw_non_ascii = false;
+  for (const auto& [key, bytes] : ref) {
+    // The reference is the store's own dump of the request (compact, UTF-8 kept).
+    EXPECT_EQ(bytes, nlohmann::json::parse(bytes).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    saw_non_ascii = saw_non_ascii || bytes.find("\xc3\xa9") != std::string::npos;
+    for (const char* other : {"loop-cached", "loop"}) {
+      auto it = runs[other].find(key);
+      ASSERT_NE(it, runs[other].end()) << other << " " << key;
+      EXPECT_EQ(it->second, bytes) << other << " " << key;
+    }
+  }
+  EXPECT_TRUE(saw_non_ascii);
 }
 
 }  // namespace
