@@ -526,8 +526,13 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
   // when a commit failed (the run stops with that error).
   auto deliver = [&](Draw d, std::vector<Store::CacheEntry> new_cache, bool from_cache) -> bool {
     if (options.refresh || options.commit) {  // one transaction per draw, counted after it
-      // (--refresh replaces; a worker's commit hook also marks its planned draw done)
-      Status st = options.commit ? options.commit(d, new_cache) : store.replace_draw(d);
+      // (--refresh replaces; a worker's commit hook also marks its planned draw done). A
+      // refreshed draw that failed at the API does not replace a stored answer: put_draw
+      // keeps a finished draw (AlreadyExists, counted as this run's api_error) and replaces
+      // only an api_error one, so a refresh against a server that is down loses nothing.
+      Status st = options.commit                         ? options.commit(d, new_cache)
+                  : d.status == DrawStatus::kApiError ? store.put_draw(d)
+                                                        : store.replace_draw(d);
       if (!st.ok() && st.code() != StatusCode::kAlreadyExists) {
         std::lock_guard<std::mutex> lock(mu);
         error = st;

@@ -17,6 +17,7 @@ namespace nf {
 namespace {
 
 struct Edit {
+  std::string backend = "sim";
   std::string temperature = "1.0";
   std::string model = "sim-mcq-1";
   std::string seed = "7";
@@ -27,7 +28,7 @@ struct Edit {
 
 Study study_of(const testing::TempDir& d, const Edit& e) {
   const std::string yaml = "name: resume\nseed: " + e.seed + "\ndataset:\n  format: medqa\n  path: " + e.dataset +
-                           "\nsubjects:\n  - name: sim\n    backend: sim\n    model: " + e.model + "\n" +
+                           "\nsubjects:\n  - name: sim\n    backend: " + e.backend + "\n    model: " + e.model + "\n" +
                            e.subject_extra + "conditions: [none]\nconfigs:\n  temperature: [" + e.temperature +
                            "]\nreplicates: " + std::to_string(e.replicates) + "\n";
   auto study = parse_study(yaml, d / "s.yaml");
@@ -142,6 +143,24 @@ TEST_F(ResumeCheck, RefreshDrawsEverythingAgainAndThenTheNewStudyResumes) {
   auto again = run(study_of(d, e), *store);
   ASSERT_TRUE(again.ok()) << again.status().message();
   EXPECT_EQ(again->executed, 0);
+}
+
+TEST_F(ResumeCheck, ARefreshThatFailsAtTheApiKeepsTheStoredAnswers) {
+  // The same subject name pointed at a port nothing listens on: every refreshed call fails.
+  Edit e;
+  e.backend = "openai";
+  e.subject_extra = "    base_url: http://127.0.0.1:1/v1\n    max_retries: 0\n    timeout_s: 2\n";
+  auto before = store->status_counts();
+  ASSERT_TRUE(before.ok());
+  (void)run(study_of(d, e), *store, /*refresh=*/true);  // fails at the API, however it ends
+  auto after = store->status_counts();
+  ASSERT_TRUE(after.ok());
+  ASSERT_EQ(after->size(), before->size());
+  for (size_t i = 0; i < after->size(); ++i) {
+    EXPECT_EQ((*after)[i].status, (*before)[i].status);
+    EXPECT_EQ((*after)[i].count, (*before)[i].count);
+  }
+  EXPECT_EQ(*store->draw_count(), drawn);
 }
 
 TEST(ResumeCheckFresh, AStoreWithoutDrawsOrStudyPasses) {
