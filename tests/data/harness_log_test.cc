@@ -278,7 +278,7 @@ TEST(LmEvalLog, NonFiniteMetricIsAnErrorNamingFileLineAndMetric) {
 
 TEST(LmEvalLog, ANestingThatWouldOverflowTheStackIsAnError) {
   testing::TempDir t;
-  const std::string p = t / "samples_deep.jsonl";
+  const std::string p = t / "samples_deep_2024-01-01T00-00-00.000001.jsonl";
   testing::write_text(p, R"({"doc_id": 0, "target": "a", "acc": 1, "doc": )" + std::string(100000, '[') +
                              std::string(100000, ']') + "}\n");
   auto log = read_lm_eval_samples(p, {"m", "", "default", ""});
