@@ -103,6 +103,13 @@ int do_run(const std::string& cmd, const StudyArgs& a, const Study& study, Store
   }
   if (!sum->breaker.empty()) {  // the circuit breaker stopped the run (runner.h RunOptions)
     const long long left = static_cast<long long>(sum->planned - sum->already_done - sum->executed);
+    if (ro.refresh) {  // a refreshed call that failed never replaced a stored draw (runner.cc deliver)
+      std::fprintf(stderr,
+                   "%s: stopped: %s\n%s: backend unavailable; %lld draws not refreshed and %lld refreshed calls failed "
+                   "at the API, replacing no stored answer: when the server is back, run the same command again\n",
+                   cmd.c_str(), sum->breaker.c_str(), cmd.c_str(), left, static_cast<long long>(sum->api_error));
+      return static_cast<int>(ExitCode::kBackendUnavailable);
+    }
     std::fprintf(stderr,
                  "%s: stopped: %s\n%s: backend unavailable; %lld draws not run and %lld api_error draws are kept for a "
                  "resume: when the server is back, run the same command again\n",
