@@ -29,7 +29,6 @@
 #include "sim/sim.h"
 #include "task/mcq_task.h"
 #include "util/file.h"
-#include "util/file_hash.h"
 #include "util/hash.h"
 #include "util/strings.h"
 
@@ -190,7 +189,7 @@ nlohmann::json provenance_card(const Study& study) {
   dir = slash == std::string::npos ? "." : dir.substr(0, slash);
   const std::string commit = git_commit_of(dir.empty() ? "/" : dir);
   card["study_git_commit"] = commit.empty() ? nlohmann::json(nullptr) : nlohmann::json(commit);
-  // Hashed while read through a small buffer (util/file_hash.h): the task has read the
+  // Hashed while read through a small buffer (util/hash.h sha256_file_hex): the task has read the
   // whole file already; a second whole-file buffer was ~5% of the start-up's CPU.
   auto data_sha = sha256_file_hex(study.dataset.path);
   card["datasets"] = nlohmann::json::array(

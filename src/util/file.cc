@@ -1,7 +1,5 @@
 #include "util/file.h"
 
-#include <openssl/evp.h>
-
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -12,7 +10,6 @@
 
 #include <fmt/format.h>
 
-#include "util/file_hash.h"
 
 namespace nf {
 
@@ -45,42 +42,6 @@ Result<std::string> read_file(const std::string& path) {
   }
   ::close(fd);
   out.resize(used);
-  return out;
-}
-
-Result<std::string> sha256_file_hex(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return NotFound(path + ": no such file");
-  if (std::filesystem::is_directory(path, ec)) return InvalidArgument(path + ": is a directory, expected a file");
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return InvalidArgument(path + ": cannot open: " + std::strerror(errno));
-  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
-  if (ctx == nullptr || EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr) != 1) {
-    EVP_MD_CTX_free(ctx);
-    ::close(fd);
-    return Internal(path + ": SHA-256: OpenSSL digest init failed");
-  }
-  static thread_local char buf[64 * 1024];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      EVP_MD_CTX_free(ctx);
-      ::close(fd);
-      return InvalidArgument(path + ": read failed: " + std::strerror(err));
-    }
-    if (n == 0) break;
-    EVP_DigestUpdate(ctx, buf, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_DigestFinal_ex(ctx, md, &len);
-  EVP_MD_CTX_free(ctx);
-  std::string out;
-  out.reserve(2 * len);
-  for (unsigned int i = 0; i < len; ++i) out += fmt::format("{:02x}", md[i]);
   return out;
 }
 

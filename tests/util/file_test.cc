@@ -1,7 +1,6 @@
 // util/file.h read_file: whole files byte for byte (sizes around the buffer's edges,
 // NUL bytes, no trailing newline), non-regular files read to EOF, and the errors.
 #include "util/file.h"
-#include "util/file_hash.h"
 #include "util/hash.h"
 
 #include <sys/stat.h>
