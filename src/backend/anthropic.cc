@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "backend/finish_reason.h"
 #include "backend/http.h"
 
 namespace nf {
@@ -55,6 +56,9 @@ bool parse_anthropic_body(const std::string& body, ChatResponse& r) {
   if (stop == "refusal") {
     r.kind = ResponseKind::kRefused;
     r.error = "refusal";
+  } else if (std::string e = abnormal_finish_error(r.finish_reason); !e.empty()) {
+    r.kind = ResponseKind::kApiError;  // an unknown stop_reason: the text is no answer
+    r.error = std::move(e);
   }
   return true;
 }

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "backend/finish_reason.h"
 #include "backend/http.h"
 
 namespace nf {
@@ -182,6 +183,9 @@ void classify_refusal(ChatResponse& r, bool refused_field, const std::string& re
   if (r.finish_reason == "content_filter" || refused_field) {
     r.kind = ResponseKind::kRefused;
     r.error = refused_field ? "refusal: " + refusal.substr(0, 200) : "content_filter";
+  } else if (std::string e = abnormal_finish_error(r.finish_reason); !e.empty()) {
+    r.kind = ResponseKind::kApiError;  // an aborted generation is no answer
+    r.error = std::move(e);
   }
 }
 

@@ -66,11 +66,12 @@ int cmd_worker(int argc, char** argv) {
                sum->worker_id.c_str(), static_cast<long long>(sum->executed), static_cast<long long>(sum->batches),
                static_cast<long long>(sum->ok), static_cast<long long>(sum->parse_error),
                static_cast<long long>(sum->api_error), static_cast<long long>(sum->refused), sum->seconds,
-               sum->interrupted ? "interrupted: start it again to continue"
-                                : fmt::format("all {} planned draws are done", sum->planned).c_str());
+               !sum->interrupted ? fmt::format("all {} planned draws are done", sum->planned).c_str()
+               : sum->breaker.empty() ? "interrupted: start it again to continue"
+                                      : "stopped early (below): start it again to continue");
   if (sum->abandoned > 0)
-    std::fprintf(stderr, "worker %s: %lld draw%s in flight abandoned at the stop (not stored; back to the pool when "
-                 "the leases expire)\n",
+    std::fprintf(stderr, "worker %s: %lld draw%s in flight abandoned at the stop (not stored; their leases were "
+                 "released, so any worker takes them next)\n",
                  sum->worker_id.c_str(), static_cast<long long>(sum->abandoned), sum->abandoned == 1 ? "" : "s");
   if (!sum->breaker.empty()) {
     std::fprintf(stderr, "worker %s: stopped: %s; backend unavailable: start the worker again when the server is back\n",

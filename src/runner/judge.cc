@@ -55,7 +55,11 @@ Result<std::optional<int>> object_vote(const nlohmann::json& j) {
     if (v < 0) return InvalidArgument(fmt::format("unrecognised verdict value {}", it->dump()));
     from_verdict = v;
   }
-  if (auto it = j.find("met"); it != j.end() && it->is_boolean()) from_met = it->get<bool>() ? 1 : 0;
+  if (auto it = j.find("met"); it != j.end()) {
+    if (!it->is_boolean())  // {"verdict": true, "met": 0}: the two keys cannot be checked to agree
+      return InvalidArgument(fmt::format("\"met\" must be true or false, got {}", it->dump()));
+    from_met = it->get<bool>() ? 1 : 0;
+  }
   if (from_verdict && from_met && *from_verdict != *from_met)
     return InvalidArgument("contradictory verdict: \"verdict\" and \"met\" disagree");
   if (from_verdict) return std::optional<int>(*from_verdict);
@@ -159,17 +163,54 @@ std::optional<Result<int>> final_line_vote(std::string_view text) {
 
 }  // namespace
 
+namespace {
+
+// The verdict of one top-level JSON object of a reply (rule 1): its own "verdict"/"met"
+// if it has one (objects nested in it are its details, not verdicts:
+// {"verdict":"met","details":{"verdict":"not_met"}} is met); else the verdicts of the
+// outermost objects nested in it, which must agree (a per-criterion rubric with met and
+// not_met items is no single verdict). nullopt when it holds no verdict.
+Result<std::optional<int>> top_object_vote(const nlohmann::json& j) {
+  NF_ASSIGN_OR_RETURN(std::optional<int> own, object_vote(j));
+  if (own) return own;
+  std::optional<int> found;
+  int count = 0;
+  std::vector<const nlohmann::json*> todo;
+  for (const auto& [k, v] : j.items()) todo.push_back(&v);
+  while (!todo.empty()) {
+    const nlohmann::json* n = todo.back();
+    todo.pop_back();
+    if (n->is_object()) {
+      NF_ASSIGN_OR_RETURN(std::optional<int> v, object_vote(*n));
+      if (v) {
+        ++count;
+        if (found && *found != *v)
+          return InvalidArgument("the reply's JSON holds several verdicts that disagree (a per-criterion rubric?): "
+                                 "one verdict for the criterion is expected");
+        found = v;
+        continue;  // its own nested objects are its details
+      }
+    }
+    if (n->is_structured())
+      for (const auto& [k, v] : n->items()) todo.push_back(&v);
+  }
+  return found;
+}
+
+}  // namespace
+
 Result<int> parse_verdict(std::string_view text) {
   if (trim(text).empty()) return InvalidArgument("empty judge reply");
-  // 1. JSON objects: the last one carrying a verdict wins.
+  // 1. JSON objects: the last top-level one carrying a verdict wins.
   std::optional<Result<std::optional<int>>> last;
   for (size_t i = text.find('{'); i != std::string_view::npos; i = text.find('{', i + 1)) {
     const size_t end = matching_brace(text, i);
     if (end == std::string_view::npos) continue;
     nlohmann::json j = nlohmann::json::parse(text.substr(i, end - i + 1), nullptr, /*allow_exceptions=*/false);
     if (!j.is_object()) continue;
-    auto vote = object_vote(j);
+    auto vote = top_object_vote(j);
     if (!vote.ok() || vote->has_value()) last = std::move(vote);
+    i = end;  // the objects inside it were weighed with it
   }
   // 2. The final non-empty line.
   const std::optional<Result<int>> line_vote = final_line_vote(text);

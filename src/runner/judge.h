@@ -51,12 +51,14 @@ Result<std::vector<ChatMessage>> conversation_of_request(const nlohmann::json& r
 
 /// Parses a judge's reply into a vote: 1 = criterion met, 0 = not met.
 /// Rules (docs/judging.md), in order:
-///  1. JSON: every balanced {...} in the text (also inside ```json fences or prose) that
-///     parses as an object with a "verdict" key or a boolean "met" key is a candidate;
-///     the LAST candidate wins (nested objects are searched too). "verdict" may be a
-///     string met / not_met / not met / not-met / yes / no / true / false / 1 / 0
-///     (case-insensitive, surrounding spaces and a final '.' ignored), a boolean or the
-///     integer 0/1; "met" must be a boolean. If both keys are present they must agree.
+///  1. JSON: every balanced top-level {...} in the text (also inside ```json fences or
+///     prose) that parses as an object with a "verdict" or "met" key is a candidate; the
+///     LAST candidate wins. Objects nested in a candidate are its details; an object
+///     without its own verdict takes those of its nested objects, which must agree.
+///     "verdict" may be a string met / not_met / not met / not-met / yes / no / true /
+///     false / 1 / 0 (case-insensitive, surrounding spaces and a final '.' ignored), a
+///     boolean or the integer 0/1; "met" must be a boolean (else an error). If both keys
+///     are present they must agree.
 ///  2. Otherwise the final non-empty line, with markdown emphasis (* _ ` # >) removed:
 ///     "<verdict|final verdict|label|answer|decision>: <value>" with a value as above,
 ///     or a bare "MET" / "NOT MET" (case-insensitive, optional final '.').

@@ -82,7 +82,7 @@ Result<WorkerSummary> run_worker(const Study& study, Store& store, const WorkerO
     for (const auto& s : study.subjects) threads = std::max(threads, s.concurrency);
   }
   const int batch = options.batch > 0 ? options.batch : 8 * threads;
-  double last_print = -1e9;
+  double last_print = -1e9, last_wait_print = -1e9;
   // One run_study for the whole worker: the dataset, task, backends and plan are prepared
   // once, and run_study pulls claimed batches through next_keys whenever its draws are
   // handed out (the other threads keep running meanwhile).
@@ -119,7 +119,15 @@ Result<WorkerSummary> run_worker(const Study& study, Store& store, const WorkerO
         plan_done = true;
         return claimed;  // empty: every planned draw is done
       }
-      // Open draws are leased by other workers: wait for them to finish or expire.
+      // Open draws are leased by other workers: wait for them to finish or expire, and say so.
+      if (options.progress && clock.now_s() - last_wait_print >= 10.0) {
+        last_wait_print = clock.now_s();
+        std::fprintf(stderr,
+                     "worker %s: %lld of %lld planned draws done; waiting for %lld leased by other workers (a lease "
+                     "ends %.0f s after its worker last renewed it)\n",
+                     sum.worker_id.c_str(), static_cast<long long>(counts.done), static_cast<long long>(counts.planned),
+                     static_cast<long long>(counts.leased), options.lease_s);
+      }
       std::this_thread::sleep_for(std::chrono::duration<double>(std::min(1.0, options.lease_s / 4.0)));
     }
   };
@@ -127,6 +135,13 @@ Result<WorkerSummary> run_worker(const Study& study, Store& store, const WorkerO
     LeaseKeeper keeper(store, sum.worker_id, options.lease_s);
     return run_study(study, store, ro);
   }();
+  // Every draw that finished is committed now; the leases still held are of draws this
+  // worker claimed but never finished (it stopped: a down server, SIGINT/SIGTERM, an
+  // error). End them now (a lease renewed to 0 s) so that a worker started next takes
+  // them at once instead of waiting out the lease (tester finding, 2026-12-01).
+  if (Status released = store.renew_leases(sum.worker_id, 0); !released.ok())
+    std::fprintf(stderr, "worker %s: releasing its unfinished leases failed (they return to the pool when they expire): "
+                 "%s\n", sum.worker_id.c_str(), released.message().c_str());
   if (!rs.ok()) return rs.status();
   sum.executed = rs->executed;
   sum.ok = rs->ok;

@@ -222,10 +222,13 @@ std::optional<Token> read_letter(std::string_view t, size_t p, bool always_wrapp
 }
 
 // True if another option letter is listed after the letter that ended at `end`: "A or B",
-// "A and B", "A/B", "A, B", "A & B", "A + B", "A, C and D", "(A), (C)". A reply that
-// commits to several options (or to an alternative) is not a single answer (issue 13
-// item 2), so the statement decides nothing. A new sentence ("B. C is wrong") is not a
-// list: only ',', '/', '&', '+', ';' and the words "and"/"or" join list members.
+// "A and B", "A and/or B", "A/B", "A, B", "A & B", "A + B", "A, C and D", "(A), (C)". A
+// reply that commits to several options (or to an alternative) is not a single answer
+// (issue 13 item 2), so the statement decides nothing. A new sentence ("B. C is wrong") is
+// not a list: only ',', '/', '&', '+', ';' and the words "and", "or", "and/or" join list
+// members. A list cut off after its joiner ("ANSWER: D and", "D, " at the end of the
+// reply: a reply truncated by max_tokens) is unfinished: it may go on to name another
+// option, so it is not a single answer either (tester finding, 2026-12-01).
 bool followed_by_alternative(std::string_view t, size_t end) {
   size_t p = end;
   while (p < t.size() && one_of(t[p], kClosers)) ++p;
@@ -237,10 +240,14 @@ bool followed_by_alternative(std::string_view t, size_t end) {
     while (p < t.size() && t[p] == '.') ++p;  // "A. or B"
   }
   p = skip_space(t, p);
-  if (const std::string_view j = match_any(t, p, kCjkJoiners); !j.empty()) return read_letter(t, p + j.size()).has_value();
-  for (std::string_view w : {std::string_view("or"), std::string_view("and")}) {
-    if (p + w.size() < t.size() && lowercase(t.substr(p, w.size())) == w && is_space(t[p + w.size()])) {
-      return read_letter(t, p + w.size()).has_value();
+  if (joined && p == t.size() && t[t.find_last_not_of(" \t\r\n")] != ';') return true;  // "D, <end>"
+  if (const std::string_view j = match_any(t, p, kCjkJoiners); !j.empty())
+    return p + j.size() == t.size() || read_letter(t, p + j.size()).has_value();
+  for (std::string_view w : {std::string_view("and/or"), std::string_view("or"), std::string_view("and")}) {
+    if (p + w.size() <= t.size() && lowercase(t.substr(p, w.size())) == w) {
+      const size_t after = p + w.size();
+      if (skip_space(t, after) == t.size()) return true;  // "D and <end>": unfinished
+      if (is_space(t[after])) return read_letter(t, after).has_value();
     }
   }
   if (!joined) return false;
@@ -265,23 +272,45 @@ std::optional<char> parse_answer_content(std::string_view content) {
   return std::nullopt;
 }
 
-// The content of the last complete <answer>...</answer> tag (tag name in any case), or
-// nullopt if there is none. Linear: opening and closing tags are paired in one pass.
-std::optional<std::string_view> last_answer_tag(std::string_view t, const std::string& lo) {
+// True if `gap`, the text between two answer statements, only joins them as list members:
+// empty, or a joiner (',', '/', '&', '+', "or", "and", "and/or") with spaces around
+// ("<answer>A</answer> or <answer>B</answer>", "\boxed{A}, \boxed{B}").
+bool joins_as_list(std::string_view gap) {
+  const size_t b = skip_space(gap, 0);
+  size_t e = gap.size();
+  while (e > b && is_space(gap[e - 1])) --e;
+  const std::string w = lowercase(gap.substr(b, e - b));
+  return w.empty() || w == "," || w == "/" || w == "&" || w == "+" || w == "or" || w == "and" || w == "and/or";
+}
+
+// The last complete <answer>...</answer> tag (tag name in any case): its content, and the
+// content of the complete tag before it when only a list joiner separates the two
+// (joins_as_list: "<answer>A</answer> or <answer>B</answer>" names two options). nullopt
+// content if there is no tag. Linear: opening and closing tags are paired in one pass.
+struct AnswerTags {
+  std::optional<std::string_view> last, joined_before;
+};
+AnswerTags last_answer_tag(std::string_view t, const std::string& lo) {
   constexpr std::string_view kOpen = "<answer>";
   constexpr std::string_view kClose = "</answer>";
-  std::optional<std::string_view> last;
+  AnswerTags out;
   size_t open_end = std::string::npos;  // end of the latest unmatched opening tag
+  size_t open_at = 0, last_close_end = std::string::npos;
   for (size_t p = lo.find('<'); p != std::string::npos; p = lo.find('<', p + 1)) {
     const std::string_view rest = std::string_view(lo).substr(p);
     if (rest.substr(0, kOpen.size()) == kOpen) {
+      open_at = p;
       open_end = p + kOpen.size();
     } else if (rest.substr(0, kClose.size()) == kClose && open_end != std::string::npos) {
-      last = t.substr(open_end, p - open_end);
+      const bool joined = out.last && last_close_end <= open_at &&
+                          joins_as_list(t.substr(last_close_end, open_at - last_close_end));
+      out.joined_before = joined ? out.last : std::nullopt;
+      out.last = t.substr(open_end, p - open_end);
+      last_close_end = p + kClose.size();
       open_end = std::string::npos;
     }
   }
-  return last;
+  return out;
 }
 
 // Explicit statements "answer is X", "answer: X", "Answer - (X)", "final answer: **X**",
@@ -458,11 +487,16 @@ std::string normalise_text(std::string_view s) {
 }
 
 // Answer-text fallback (seed 004 §2.5): the whole reply, or the last <answer> tag, equals
-// exactly one option's text (case, surrounding space and a final '.' ignored).
+// exactly one option's text (case, surrounding space and a final '.' ignored); none when
+// the last tag is joined as a list to a tag with other text.
 std::optional<size_t> match_option_text(const RenderedMcq& item, std::string_view reply) {
   std::vector<std::string> candidates = {normalise_text(reply)};
   const std::string lo = lowercase(reply);
-  if (auto tag = last_answer_tag(reply, lo)) candidates.push_back(normalise_text(*tag));
+  if (const AnswerTags tags = last_answer_tag(reply, lo); tags.last) {
+    // Two tags joined as a list name two options unless they say the same thing.
+    if (tags.joined_before && normalise_text(*tags.joined_before) != normalise_text(*tags.last)) return std::nullopt;
+    candidates.push_back(normalise_text(*tags.last));
+  }
   for (const auto& cand : candidates) {
     if (cand.empty()) continue;
     std::optional<size_t> hit;
@@ -541,23 +575,42 @@ std::optional<std::string> extract_choice(std::string_view text, const std::vect
   text = folded;
   const std::string lo = lowercase(text);
 
-  // 1. The answer contract: the last complete <answer>...</answer> tag decides.
-  if (auto tag = last_answer_tag(text, lo)) {
-    auto c = parse_answer_content(*tag);
+  // 1. The answer contract: the last complete <answer>...</answer> tag decides; two tags
+  // joined as a list ("<answer>A</answer> or <answer>B</answer>") name two options.
+  const auto tag_letter = [&](std::string_view tag) -> std::optional<char> {
+    auto c = parse_answer_content(tag);
     if (!c) {  // "<answer>Answer: B</answer>"
-      if (auto [found, s] = explicit_statement(*tag, lowercase(*tag), set); found) return out(s);
+      if (auto [found, s] = explicit_statement(tag, lowercase(tag), set); found) return s;
     }
-    return out(c && valid(set, *c) ? c : std::nullopt);
+    return c && valid(set, *c) ? c : std::nullopt;
+  };
+  if (const AnswerTags tags = last_answer_tag(text, lo); tags.last) {
+    const auto c = tag_letter(*tags.last);
+    if (c && tags.joined_before && tag_letter(*tags.joined_before) != c) return std::nullopt;
+    return out(c);
   }
-  // 2. \boxed{X}: the last one decides (content looked for within 64 bytes).
-  if (size_t p = lo.rfind("\\boxed{"); p != std::string::npos) {
+  // 2. \boxed{X}: the last one decides (content looked for within 64 bytes); two joined
+  // as a list ("\boxed{A} or \boxed{B}") name two options.
+  const auto boxed_at = [&](size_t p) -> std::optional<std::pair<std::optional<char>, size_t>> {
     const size_t start = p + 7;
     const size_t close = lo.find('}', start);
-    if (close != std::string::npos && close - start <= 64) {
-      std::string_view content = text.substr(start, close - start);
-      if (content.substr(0, 6) == "\\text{") content.remove_prefix(6);
-      const auto c = parse_answer_content(content);
-      return out(c && valid(set, *c) ? c : std::nullopt);
+    if (close == std::string::npos || close - start > 64) return std::nullopt;
+    std::string_view content = text.substr(start, close - start);
+    if (content.substr(0, 6) == "\\text{") content.remove_prefix(6);
+    const auto c = parse_answer_content(content);
+    return std::make_pair(c && valid(set, *c) ? c : std::nullopt, close + 1);
+  };
+  if (size_t p = lo.rfind("\\boxed{"); p != std::string::npos) {
+    if (const auto last = boxed_at(p)) {
+      if (p > 0) {
+        if (const size_t q = lo.rfind("\\boxed{", p - 1); q != std::string::npos) {
+          const auto before = boxed_at(q);
+          if (before && last->first && before->second <= p && before->first != last->first &&
+              joins_as_list(text.substr(before->second, p - before->second)))
+            return std::nullopt;
+        }
+      }
+      return out(last->first);
     }
   }
   // 3. Explicit statements ("the answer is C", "Answer: D", "answer is: (d)", "答案:C",
@@ -609,8 +662,8 @@ McqScore score_mcq(const RenderedMcq& item, const ChatResponse& response) {
     score.status = DrawStatus::kParseError;
     const std::string head = prefix_utf8(response.content, 80);
     score.error = response.finish_reason == "length"
-                      ? "reply truncated (finish_reason=length) before an answer letter: " + head
-                      : "no answer letter in reply: " + head;
+                      ? "reply truncated (finish_reason=length) before a complete single answer: " + head
+                      : "no single answer in reply (no option letter, or several options named): " + head;
     return score;
   }
   const size_t i = *shown;

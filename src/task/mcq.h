@@ -71,8 +71,8 @@ struct McqScore {
 /// the item's shown letters, else from the answer-text fallback of seed 004 §2.5 (the
 /// whole reply or the last <answer> tag equals exactly one option's text, ignoring case,
 /// spacing and a final '.'); if neither gives an option it is a parse_error with error
-/// "no answer letter in reply: <first 80 bytes>" (or, for finish_reason "length", an
-/// error that says the reply was truncated). Outcomes: "correct" = 1/0 (label "1"/"0")
+/// "no single answer in reply (no option letter, or several options named): <first 80
+/// bytes>" (or, for finish_reason "length", an error that says the reply was truncated). Outcomes: "correct" = 1/0 (label "1"/"0")
 /// and "choice" = source_index of the chosen shown option (-1 = appended; label = its
 /// original letter from source_letter, else 'A' + source_index, or "appended").
 McqScore score_mcq(const RenderedMcq& item, const ChatResponse& response);

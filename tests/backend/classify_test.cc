@@ -66,6 +66,31 @@ TEST(Classify, ToolCallsOnlyAndNullFinishReasonAreClassifiedNotCrashes) {
   EXPECT_EQ(c.content, "Answer: D");
 }
 
+// Tester finding (2026-12-01): a generation that ended with finish_reason "error" or
+// "abort" (vLLM / SGLang abort a request so) was scored as the model's answer.
+TEST(Classify, AnAbortedOrUnknownFinishIsAnApiErrorNeverAnAnswer) {
+  for (const char* finish : {"error", "abort", "cancelled", "banana"}) {
+    const std::string body = reply({{"role", "assistant"}, {"content", "<answer>B</answer>"}}, finish);
+    ChatResponse dom;
+    ASSERT_TRUE(parse_openai_body(body, dom));
+    EXPECT_EQ(dom.kind, ResponseKind::kApiError) << finish;
+    EXPECT_NE(dom.error.find(std::string("finish_reason '") + finish + "'"), std::string::npos) << dom.error;
+    ChatResponse sax;
+    ASSERT_TRUE(parse_openai_body_sax(body, sax).value_or(false));
+    EXPECT_EQ(sax.kind, ResponseKind::kApiError) << finish;
+    EXPECT_EQ(sax.error, dom.error);
+  }
+  for (const char* finish : {"stop", "length", "eos_token", "stop_sequence"}) {
+    ChatResponse r;
+    ASSERT_TRUE(parse_openai_body(reply({{"role", "assistant"}, {"content", "B"}}, finish), r));
+    EXPECT_EQ(r.kind, ResponseKind::kOk) << finish;
+  }
+  ChatResponse a;
+  ASSERT_TRUE(parse_anthropic_body(R"({"content":[{"type":"text","text":"<answer>A</answer>"}],"stop_reason":"overloaded"})", a));
+  EXPECT_EQ(a.kind, ResponseKind::kApiError);
+  EXPECT_NE(a.error.find("'overloaded'"), std::string::npos) << a.error;
+}
+
 TEST(Classify, CutOffBodiesAreMalformed) {
   const std::string full = reply({{"role", "assistant"}, {"content", "B"}}, "stop");
   for (size_t cut : {size_t{0}, size_t{1}, full.size() / 2, full.size() - 1}) {

@@ -79,6 +79,27 @@ TEST(WorkerCli, UnreachableServerExits3) {
   EXPECT_NE(r.err.find("cannot connect to PostgreSQL"), std::string::npos) << r.err;
 }
 
+// Tester finding (2026-12-01): a worker stopped by a down server (exit 3) kept the leases
+// of the draws it had claimed but not run, so the worker started after the outage waited
+// out a whole lease (60 s by default) before it could take them.
+TEST(WorkerCli, AWorkerStoppedByADownServerReleasesItsUnfinishedLeases) {
+  NF_SKIP_WITHOUT_PG();
+  TempDir d;
+  testing::PgSchema schema;
+  testing::write_text(d / "study.yaml",
+                      "name: down\nseed: 7\ndataset:\n  format: medqa\n  path: " + std::string(NF_SOURCE_DIR) +
+                          "/data/sample-mcq.jsonl\nsubjects:\n  - name: gone\n    backend: openai\n    model: m\n"
+                          "    base_url: http://127.0.0.1:1/v1\n    max_retries: 0\n    concurrency: 2\n"
+                          "configs:\n  temperature: [0.7]\nreplicates: 3\nanalyses:\n  floor: {}\n");
+  CmdResult r = run_cli("worker " + d / "study.yaml" + " --store '" + schema.url() + "' --batch 4 --quiet", d.path());
+  ASSERT_EQ(r.exit_code, 3) << r.err;
+  ASSERT_GT(std::stoll(schema.query("SELECT count(*) FROM planned_draws WHERE NOT done")), 0)
+      << "the breaker should stop the worker before the plan is done";
+  EXPECT_EQ(schema.query("SELECT count(*) FROM planned_draws WHERE lease_until >= now()"), "0")
+      << "leases of unrun draws survived the stop";
+  EXPECT_NE(r.err.find("stopped early"), std::string::npos) << r.err;
+}
+
 TEST(WorkerCli, PostgresqlStoreTakesRunAndImportDraws) {
   NF_SKIP_WITHOUT_PG();
   TempDir d;

@@ -49,8 +49,16 @@ TEST(ParseVerdict, AcceptsJsonAndFinalLinesAndRejectsEverythingElse) {
       // The LAST object with a verdict wins (a model that corrects itself).
       {R"({"verdict": "met"} on reflection {"verdict": "not_met"})", 0},
       {R"({"note": "no verdict here"} {"verdict": "met"})", 1},
-      // Nested objects are searched.
+      // Nested objects are searched when the object has no verdict of its own.
       {R"({"result": {"verdict": "not_met"}})", 0},
+      {R"({"items": [{"verdict": "met"}, {"verdict": "met"}]})", 1},
+      // Tester finding (2026-12-01): the details of a verdict are not verdicts.
+      {R"({"verdict": "met", "details": {"verdict": "not_met"}})", 1},
+      {R"({"verdict": "not_met", "checks": [{"verdict": "met"}, {"verdict": "met"}]})", 0},
+      // A rubric whose items disagree is no single verdict; "met" must be a boolean.
+      {R"({"rubric": [{"verdict": "met"}, {"verdict": "not_met"}]})", -1},
+      {R"({"verdict": true, "met": 0})", -1},
+      {R"({"met": "yes"})", -1},
       // Final-line forms.
       {"The response asks a question.\nVERDICT: MET", 1},
       {"The response is confident.\nVerdict: not met", 0},

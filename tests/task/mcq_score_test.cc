@@ -133,7 +133,7 @@ TEST(ScoreMcq, ParseError) {
   const McqScore s = score_mcq(rendered("none"), ok_reply(reply));
   EXPECT_EQ(s.status, DrawStatus::kParseError);
   EXPECT_TRUE(s.outcomes.empty());
-  EXPECT_EQ(s.error, "no answer letter in reply: " + reply.substr(0, 80));
+  EXPECT_EQ(s.error, "no single answer in reply (no option letter, or several options named): " + reply.substr(0, 80));
 }
 
 TEST(ScoreMcq, TruncatedReplyIsParseErrorMentioningTruncation) {
@@ -150,7 +150,7 @@ TEST(ScoreMcq, ParseErrorPrefixDoesNotSplitUtf8) {
   reply += "\xC2\xB0 tail";  // a 2-byte '°' straddling byte 80
   const McqScore s = score_mcq(rendered("none"), ok_reply(reply));
   ASSERT_EQ(s.status, DrawStatus::kParseError);
-  EXPECT_EQ(s.error, "no answer letter in reply: " + std::string(79, 'x'));
+  EXPECT_EQ(s.error, "no single answer in reply (no option letter, or several options named): " + std::string(79, 'x'));
 }
 
 TEST(ScoreMcq, ShuffleChoiceMapsBackToOriginalOption) {

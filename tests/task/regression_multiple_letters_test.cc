@@ -46,3 +46,77 @@ TEST(RegressionMultipleLetters, ScoreMcqMakesItAParseError) {
 
 }  // namespace
 }  // namespace nf
+
+// Tester finding (2026-12-01): a reply cut off by max_tokens in the middle of a list
+// ("ANSWER: D and", finish_reason length) was scored as D, and "A and/or B" and two answer
+// tags joined by "or" were scored as one of the two options.
+namespace nf {
+namespace {
+
+TEST(RegressionMultipleLetters, AnUnfinishedListIsNotAnAnswer) {
+  for (const char* reply : {"ANSWER: D and", "ANSWER: C and ", "ANSWER: A,", "The answer is B or", "Answer: B, \n",
+                            "ANSWER: A and/or", "The answer is **C** and", "Answer: A /"}) {
+    EXPECT_EQ(extract_choice(reply, kAD), std::nullopt) << reply;
+  }
+  // A finished statement followed by a word that merely starts like a joiner still parses.
+  EXPECT_EQ(extract_choice("Answer: B, because of the rash", kAD), "B");
+  EXPECT_EQ(extract_choice("The answer is D andrology-wise", kAD), "D");
+  EXPECT_EQ(extract_choice("The answer is C; I checked", kAD), "C");
+  EXPECT_EQ(extract_choice("The answer is C;", kAD), "C");  // ';' ends a clause, it does not open a list
+}
+
+TEST(RegressionMultipleLetters, AndOrAndJoinedAnswerTagsNameTwoOptions) {
+  for (const char* reply : {"ANSWER: A and/or B", "The answer is A AND/OR C", "<answer>A</answer> or <answer>B</answer>",
+                            "<answer>A</answer>, <answer>C</answer>", "<answer>A</answer><answer>D</answer>",
+                            "\\boxed{A} or \\boxed{B}", "\\boxed{A}, \\boxed{C}"}) {
+    EXPECT_EQ(extract_choice(reply, kAD), std::nullopt) << reply;
+  }
+  // Tags separated by prose are a revision: the last decides (the answer contract).
+  EXPECT_EQ(extract_choice("<answer>A</answer> Wait, that is wrong. <answer>B</answer>", kAD), "B");
+  EXPECT_EQ(extract_choice("<answer>B</answer> or <answer>B</answer>", kAD), "B");  // the same option twice
+  EXPECT_EQ(extract_choice("\\boxed{A} is tempting, but \\boxed{C}", kAD), "C");
+}
+
+TEST(RegressionMultipleLetters, TruncatedUnfinishedListIsAParseErrorSayingSo) {
+  RenderedMcq item;
+  item.item_id = "q1";
+  item.question = "Which?";
+  for (const char* l : {"A", "B", "C", "D"}) item.options.push_back({l, std::string("option ") + l});
+  item.answer = "D";
+  item.source_index = {0, 1, 2, 3};
+  ChatResponse r;
+  r.kind = ResponseKind::kOk;
+  r.content = "ANSWER: D and";
+  r.finish_reason = "length";
+  const McqScore s = score_mcq(item, r);
+  EXPECT_EQ(s.status, DrawStatus::kParseError);
+  EXPECT_TRUE(s.outcomes.empty());
+  EXPECT_NE(s.error.find("truncated"), std::string::npos) << s.error;
+  EXPECT_NE(s.error.find("single answer"), std::string::npos) << s.error;
+}
+
+}  // namespace
+}  // namespace nf
+
+namespace nf {
+namespace {
+
+TEST(RegressionMultipleLetters, JoinedAnswerTagsOfOptionTextAreNotAnAnswer) {
+  RenderedMcq item;
+  item.item_id = "q1";
+  item.question = "Which?";
+  for (const char* l : {"A", "B", "C", "D"}) item.options.push_back({l, std::string("option ") + l});
+  item.answer = "B";
+  item.source_index = {0, 1, 2, 3};
+  ChatResponse r;
+  r.kind = ResponseKind::kOk;
+  r.content = "<answer>option A</answer> or <answer>option B</answer>";
+  EXPECT_EQ(score_mcq(item, r).status, DrawStatus::kParseError);
+  r.content = "<answer>option B</answer>";  // the fallback itself still works
+  const McqScore s = score_mcq(item, r);
+  ASSERT_EQ(s.status, DrawStatus::kOk);
+  EXPECT_EQ(s.outcomes.at(0).value, 1.0);
+}
+
+}  // namespace
+}  // namespace nf
