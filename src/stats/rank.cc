@@ -103,6 +103,11 @@ Result<double> kendall_exact_p_value(int64_t n, int64_t discordant) {
   }
   const int64_t c = std::min(discordant, n0 - discordant);  // the smaller tail
   if (n <= 2 || 2 * c == n0) return 1.0;
+  if (static_cast<double>(n) * static_cast<double>(c) > 2.0e9) {
+    return InvalidArgument("kendall_exact_p_value: n = " + std::to_string(n) + " with " + std::to_string(c) +
+                           " pairs in the smaller tail is too large for the exact distribution (n x tail > 2e9); use "
+                           "the asymptotic p-value");
+  }
   // f[k] = P[K_j = k] for the inversions K_j of a random permutation of j, k = 0..c:
   // f_j(k) = (1/j) sum_{i=0}^{min(k, j-1)} f_{j-1}(k - i), a sliding window over f_{j-1}.
   // In the lower tail f_{j-1} is non-decreasing in k, so the window's subtraction loses no

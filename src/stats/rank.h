@@ -47,7 +47,8 @@ Result<Correlation> kendall_tau_b(const std::vector<double>& x, const std::vecto
 /// probabilities, f_j / j!). O(n min(D, n0 - D)) time. Equals scipy 1.10's
 /// mstats_basic._kendall_p_exact(n, n0 - D). Underflows to 0 only when the tail is below
 /// ~1e-308 (n > 170 with D = 0 or n0). Source: Kendall (1970) ch. 4.
-/// Errors: InvalidArgument if n < 1 or D is outside [0, n(n-1)/2].
+/// Errors: InvalidArgument if n < 1, D is outside [0, n(n-1)/2], or n min(D, n0 - D) > 2e9
+/// (about 2 s of work; the auto rule never gets there).
 Result<double> kendall_exact_p_value(int64_t n, int64_t discordant);
 
 /// Average ranks (1-based; ties get the mean of the ranks they span), as
