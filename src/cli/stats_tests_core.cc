@@ -208,8 +208,8 @@ constexpr const char* kPairedDiffUsage =
 constexpr const char* kTostUsage = "tost FILE.csv --margin M [--columns a,b] [--seed S] [--resamples B]";
 constexpr const char* kClusterBootstrapUsage =
     "cluster-bootstrap FILE.csv [--columns num,den] [--level L] [--seed S] [--resamples B]";
-constexpr const char* kKendallUsage = "kendall FILE.csv [--columns x,y]";
-constexpr const char* kSpearmanUsage = "spearman FILE.csv [--columns x,y]";
+constexpr const char* kKendallUsage = "kendall FILE.csv [--columns x,y] [--method auto|exact|asymptotic]";
+constexpr const char* kSpearmanUsage = "spearman FILE.csv [--columns x,y] [--method auto|exact|asymptotic]";
 
 Result<Report> run_proportion(const std::vector<std::string>& args, bool wilson_method) {
   const std::string usage = wilson_method ? "wilson X N [--level L]" : "clopper-pearson X N [--level L]";
@@ -220,13 +220,19 @@ Result<Report> run_proportion(const std::vector<std::string>& args, bool wilson_
   Status st;
   const double level = opt_double(p, "level", 0.95, st);
   NF_RETURN_IF_ERROR(st);
-  NF_ASSIGN_OR_RETURN(const stats::Interval iv,
-                      wilson_method ? stats::wilson(x, n, level) : stats::clopper_pearson(x, n, level));
   Report r;
   r.method = wilson_method ? "Wilson score interval (Wilson 1927), bounds clamped to [0, 1]"
                            : "Clopper-Pearson exact interval (beta quantiles)";
   r.input = fmt::format("{}/{}", x, n);
   r.n = n;
+  if (x == 0 && n == 0) {  // no trials: undefined, not bad input (stats --help: exit 0, n/a)
+    if (!(level > 0.0 && level < 1.0)) return InvalidArgument(fmt::format("--level must be in (0, 1), got {:g}", level));
+    r.level = level;
+    r.extra["undefined"] = "0 trials: the proportion and its interval are undefined";
+    return r;
+  }
+  NF_ASSIGN_OR_RETURN(const stats::Interval iv,
+                      wilson_method ? stats::wilson(x, n, level) : stats::clopper_pearson(x, n, level));
   r.estimate = iv.estimate;
   r.interval = std::make_pair(iv.low, iv.high);
   r.level = level;
@@ -256,9 +262,20 @@ Result<Report> run_binom(const std::vector<std::string>& args) {
   Status st;
   const double level = opt_double(p, "level", 0.95, st);
   NF_RETURN_IF_ERROR(st);
+  Report r;
+  if (x == 0 && n == 0) {  // no trials: undefined, not bad input (stats --help: exit 0, n/a)
+    if (!(p0 > 0.0 && p0 < 1.0)) return InvalidArgument(fmt::format("P0 must be in (0, 1), got {:g}", p0));
+    if (!(level > 0.0 && level < 1.0)) return InvalidArgument(fmt::format("--level must be in (0, 1), got {:g}", level));
+    r.method = "exact binomial test (" + alt_name + "); Clopper-Pearson interval";
+    r.input = fmt::format("0/0 vs p0 = {:g}", p0);
+    r.n = 0;
+    r.extra["p0"] = p0;
+    r.extra["alternative"] = alt_name;
+    r.extra["undefined"] = "0 trials: there is nothing to test";
+    return r;
+  }
   NF_ASSIGN_OR_RETURN(const double pv, stats::binom_test(x, n, p0, alt));
   NF_ASSIGN_OR_RETURN(const stats::Interval iv, stats::clopper_pearson(x, n, level));
-  Report r;
   r.method = "exact binomial test (" + alt_name +
              (alt == stats::Alternative::kTwoSided ? ", outcomes no more likely than observed, as scipy binomtest)" : ")") +
              "; Clopper-Pearson interval";
@@ -321,6 +338,7 @@ Result<Report> run_paired_diff(const std::vector<std::string>& args) {
   r.extra["columns"] = cols.names;
   r.estimate = d.estimate;
   r.interval = std::make_pair(d.low, d.high);
+  r.bootstrap = true;
   r.level = level;
   r.p_value = pv;
   r.extra["rate_a"] = d.rate_a;
@@ -354,6 +372,7 @@ Result<Report> run_tost(const std::vector<std::string>& args) {
   r.extra["columns"] = cols.names;
   r.estimate = e.diff.estimate;
   r.interval = std::make_pair(e.diff.low, e.diff.high);
+  r.bootstrap = true;
   r.level = 0.90;
   r.p_value = e.p_tost;
   r.extra["equivalent"] = e.equivalent;
@@ -361,6 +380,7 @@ Result<Report> run_tost(const std::vector<std::string>& args) {
   r.extra["p_upper"] = e.p_upper;
   r.extra["margin"] = margin;
   r.extra["seed"] = seed;
+  r.extra["resamples"] = resamples;
   return r;
 }
 
@@ -394,19 +414,31 @@ Result<Report> run_adjust(const std::vector<std::string>& args, bool bh) {
 }
 
 Result<Report> run_rank(const std::vector<std::string>& args, bool kendall) {
-  NF_ASSIGN_OR_RETURN(const Parsed p, parse_args(args, {"columns"}, {}));
+  NF_ASSIGN_OR_RETURN(const Parsed p, parse_args(args, {"columns", "method"}, {}));
   NF_RETURN_IF_ERROR(want_positional(p, 1, 1, kendall ? kKendallUsage : kSpearmanUsage));
+  stats::RankPMethod method = stats::RankPMethod::kAuto;
+  std::string method_name = "auto";
+  if (auto it = p.values.find("method"); it != p.values.end()) {
+    method_name = it->second;
+    if (method_name == "exact") method = stats::RankPMethod::kExact;
+    else if (method_name == "asymptotic") method = stats::RankPMethod::kAsymptotic;
+    else if (method_name != "auto") {
+      return InvalidArgument("--method must be auto, exact or asymptotic, got '" + method_name + "'" +
+                             did_you_mean(method_name, {"auto", "exact", "asymptotic"}));
+    }
+  }
   NF_ASSIGN_OR_RETURN(const TwoColumns cols, read_two_columns(p, p.positional[0], {"x", "y"}));
-  NF_ASSIGN_OR_RETURN(const stats::Correlation c, kendall ? stats::kendall_tau_b(cols.first, cols.second)
-                                                          : stats::spearman(cols.first, cols.second));
+  NF_ASSIGN_OR_RETURN(const stats::Correlation c, kendall ? stats::kendall_tau_b(cols.first, cols.second, method)
+                                                          : stats::spearman(cols.first, cols.second, method));
   Report r;
-  r.method = kendall ? "Kendall tau-b, tie-corrected normal approximation (scipy kendalltau asymptotic)"
-                     : "Spearman rho (Pearson on average ranks), t distribution with n-2 df (scipy spearmanr)";
+  r.method = std::string(kendall ? "Kendall tau-b" : "Spearman rho (Pearson on average ranks)") + "; p-value " +
+             (c.exact ? "exact" : "asymptotic") + ": " + c.p_method;
   r.input = fmt::format("{} ({}; {} pairs)", p.positional[0], cols.describe(), c.n);
   r.n = c.n;
   r.extra["columns"] = cols.names;
   r.estimate = c.estimate;
   r.p_value = c.p_value;
+  r.extra["p_method"] = c.exact ? "exact" : "asymptotic";
   r.extra["statistic"] = num(c.statistic);
   return r;
 }
@@ -423,20 +455,46 @@ Result<Report> run_cluster_bootstrap(const std::vector<std::string>& args) {
   if (resamples < 1 || resamples > 100000000) return InvalidArgument("--resamples must be in [1, 1e8]");
   if (threads < 1 || threads > 256) return InvalidArgument("--threads must be in [1, 256]");
   NF_ASSIGN_OR_RETURN(const TwoColumns cols, read_two_columns(p, p.positional[0], {"num", "den"}));
-  NF_ASSIGN_OR_RETURN(const stats::Interval iv,
-                      stats::cluster_bootstrap_ratio(cols.first, cols.second, static_cast<int>(resamples),
-                                                     static_cast<uint64_t>(seed), level, static_cast<int>(threads)));
+  NF_ASSIGN_OR_RETURN(const stats::BootstrapResult b,
+                      stats::cluster_bootstrap_ratio_replicates(cols.first, cols.second, static_cast<int>(resamples),
+                                                                static_cast<uint64_t>(seed), level,
+                                                                static_cast<int>(threads)));
   Report r;
-  r.method = "ratio of sums with cluster bootstrap percentile CI (clusters resampled with replacement)";
+  r.method = "ratio of sums with cluster bootstrap percentile CI (clusters resampled with replacement; a resample "
+             "whose denominators sum to 0 is dropped and counted in undefined_resamples)";
   r.input = fmt::format("{} ({}: sum({}) / sum({}) over {} clusters)", p.positional[0], cols.describe(), cols.names[0],
                         cols.names[1], cols.first.size());
   r.n = static_cast<int64_t>(cols.first.size());
   r.extra["columns"] = cols.names;
-  r.estimate = iv.estimate;
-  r.interval = std::make_pair(iv.low, iv.high);
+  r.estimate = b.estimate;
+  r.interval = std::make_pair(b.low, b.high);
+  r.bootstrap = true;
   r.level = level;
   r.extra["seed"] = seed;
   r.extra["resamples"] = resamples;
+  r.extra["undefined_resamples"] = b.resamples - b.valid_replicates;
+  if (degenerate_interval(r)) {
+    // As the analyses (docs/intervals.md): beside a degenerate interval of a count ratio,
+    // the Wilson score interval of sum(num) of sum(den).
+    double x = 0.0, n = 0.0;
+    bool counts = true;
+    for (size_t i = 0; i < cols.first.size(); ++i) {
+      x += cols.first[i];
+      n += cols.second[i];
+      counts = counts && cols.first[i] >= 0 && cols.first[i] == std::floor(cols.first[i]) &&
+               cols.second[i] >= cols.first[i] && cols.second[i] == std::floor(cols.second[i]);
+    }
+    if (counts && n >= 1 && n < 9.0e15) {
+      NF_ASSIGN_OR_RETURN(const stats::Interval w,
+                          stats::wilson(static_cast<int64_t>(x), static_cast<int64_t>(n), level));
+      r.extra["exact_interval"] = {
+          {"method", "wilson"}, {"lo", w.low}, {"hi", w.high}, {"x", static_cast<int64_t>(x)},
+          {"n", static_cast<int64_t>(n)},
+          {"note", fmt::format("Wilson score interval of {:g}/{:g}; it treats the {:g} units as independent, but units "
+                               "within a cluster are not, so the true uncertainty is wider",
+                               x, n, n)}};
+    }
+  }
   return r;
 }
 
@@ -482,9 +540,9 @@ void register_core_stats_tests(std::vector<StatsTest>& out) {
                      [](const auto& a) { return run_adjust(a, true); }));
   out.push_back(make("holm", "holm P1 P2 ...", "Holm adjusted p-values (NaN allowed)",
                      [](const auto& a) { return run_adjust(a, false); }));
-  out.push_back(make("kendall", kKendallUsage, "Kendall tau-b of two columns (x,y) with tie-corrected p",
+  out.push_back(make("kendall", kKendallUsage, "Kendall tau-b of two columns (x,y); exact p without ties for n <= 33, else tie-corrected normal",
                      [](const auto& a) { return run_rank(a, true); }));
-  out.push_back(make("spearman", kSpearmanUsage, "Spearman rho of two columns (x,y; average ranks)",
+  out.push_back(make("spearman", kSpearmanUsage, "Spearman rho of two columns (x,y; average ranks); exact permutation p for n <= 10, else t",
                      [](const auto& a) { return run_rank(a, false); }));
   out.push_back(make("vignettes-needed", "vignettes-needed FLOOR N [--draws D]",
                      "expected vignettes to reach N discordant pairs at a floor (e.g. 374/4320)", run_vignettes));

@@ -116,6 +116,22 @@ int fail(const std::string& test, const Status& s) {
 
 nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
+// Names joined with ", " for the input line; a name holding a comma or a double quote is
+// quoted as in CSV ("rater, one" -> "\"rater, one\""), so the list reads unambiguously.
+std::string name_list(const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  for (const auto& n : names) {
+    if (n.find_first_of(",\"") == std::string::npos) {
+      out.push_back(n);
+      continue;
+    }
+    std::string q = "\"";
+    for (char c : n) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    out.push_back(q + "\"");
+  }
+  return join(out, ", ");
+}
+
 // ---- agreement -----------------------------------------------------------------------
 
 struct Ratings {
@@ -390,7 +406,7 @@ int run_agreement(Coef coef, const std::vector<std::string>& words, bool json) {
     if (!counts.ok()) return fail(ci.test, counts.status());
     est = stats::fleiss_kappa_counts(*counts, static_cast<int64_t>(categories.size()));
     ci_note = "no interval with --counts (use the ratings layout for a bootstrap CI)";
-    rep.input = fmt::format("{} (counts; category columns {})", args->positional[0], join(categories, ", "));
+    rep.input = fmt::format("{} (counts; category columns {})", args->positional[0], name_list(categories));
   } else {
     auto ratings = read_ratings(*csv, list_opt(*args, "raters"), item_name, *declared);
     if (!ratings.ok()) return fail(ci.test, ratings.status());
@@ -398,7 +414,7 @@ int run_agreement(Coef coef, const std::vector<std::string>& words, bool json) {
     if ((ci.two_raters || weights != "none") && n_raters != 2) {
       return fail(ci.test, InvalidArgument(fmt::format(
                                "{}:{}: {} needs exactly two rater columns, found {} ({}); choose two with --raters A,B",
-                               csv->path, csv->header_line, ci.test, n_raters, join(ratings->raters, ", "))));
+                               csv->path, csv->header_line, ci.test, n_raters, name_list(ratings->raters))));
     }
     if (n_raters < 2)
       return fail(ci.test, InvalidArgument(fmt::format("{}:{}: {} needs at least two rater columns, found {}",
@@ -429,8 +445,8 @@ int run_agreement(Coef coef, const std::vector<std::string>& words, bool json) {
     est = fn(ratings->table);
     raters = ratings->raters;
     categories = ratings->categories;
-    rep.input = fmt::format("{} (raters {}; categories {}{})", args->positional[0], join(raters, ", "),
-                            join(categories, ", "), declared->empty() ? ", as found" : ", declared");
+    rep.input = fmt::format("{} (raters {}; categories {}{})", args->positional[0], name_list(raters),
+                            name_list(categories), declared->empty() ? ", as found" : ", declared");
     if (est.ok()) {
       auto boot = stats::agreement_bootstrap(ratings->table, fn, static_cast<int>(*resamples),
                                              static_cast<uint64_t>(*seed), *level, ratings->clusters);
@@ -455,6 +471,7 @@ int run_agreement(Coef coef, const std::vector<std::string>& words, bool json) {
   if (coef == Coef::kCohen) rep.extra["weights"] = weights;
   if (interval) {
     rep.interval = std::make_pair(interval->low, interval->high);
+    rep.bootstrap = true;
     rep.extra["interval_method"] = ci_note;
     rep.extra["resamples"] = interval->resamples;
     rep.extra["undefined_resamples"] = interval->undefined;

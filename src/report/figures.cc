@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "util/bound_text.h"
+
 namespace nf {
 
 namespace {
@@ -41,7 +43,8 @@ json forest_row(const std::string& label, const std::string& group, const json& 
       const auto& e = source_row["exact_interval"];
       row["xlo"] = numval(e, "lo");
       row["xhi"] = numval(e, "hi");
-      tip += fmt::format("; {} [{}, {}]", str(e, "method"), fmt3(row["xlo"]), fmt3(row["xhi"]));
+      auto bound = [](const json& v) { return v.is_number() ? format_bound(v.get<double>()) : std::string("n/a"); };
+      tip += fmt::format("; {} [{}, {}]", str(e, "method"), bound(row["xlo"]), bound(row["xhi"]));
     }
   }
   if (source_row.value("few_clusters", false))

@@ -11,6 +11,7 @@
 #include "report/rerun_section.h"
 #include "report/grid_card.h"
 #include "util/file.h"
+#include "util/bound_text.h"
 #include "util/strings.h"
 
 namespace nf {
@@ -24,9 +25,14 @@ std::string num(const nlohmann::json& v, int digits = 3) {
   return v.dump();
 }
 
+// An interval bound: 3 decimals, more when they would hide a non-zero bound (0.00043).
+std::string bound(const nlohmann::json& v) {
+  return v.is_number_float() ? format_bound(v.get<double>()) : num(v);
+}
+
 std::string ci_plain(const nlohmann::json& row, const char* lo = "ci_low", const char* hi = "ci_high") {
   if (!row.contains(lo) || row[lo].is_null()) return "n/a";
-  return fmt::format("[{}, {}]", num(row[lo]), num(row[hi]));
+  return fmt::format("[{}, {}]", bound(row[lo]), bound(row[hi]));
 }
 
 // 1 - x for a rate stored in the inappropriate direction: every judge table reads in one
@@ -50,14 +56,15 @@ std::string thousands(const nlohmann::json& v) {
 
 // The row's main cluster-bootstrap interval with its flags (metrics/interval_flags.h):
 // "[0.05, 0.20] · 16 clusters (few)", or for a degenerate one
-// "degenerate [0.000, 0.000]; Wilson [0.000, 0.023]† · 16 clusters (few)".
+// "degenerate [0.000, 0.000]; Wilson [0.000, 0.023]† · 16 clusters (few)" (0/9000 pairs:
+// Wilson [0.000, 0.00043]).
 std::string ci(const nlohmann::json& row, const char* lo = "ci_low", const char* hi = "ci_high") {
   std::string s = ci_plain(row, lo, hi);
   const bool main_interval = std::string(lo) == "ci_low" || std::string(lo) == "flip_low";
   if (!main_interval || !row.contains("ci_method") || s == "n/a") return s;
   if (row.value("degenerate", false) && row.contains("exact_interval"))
-    s = fmt::format("degenerate {}; Wilson [{}, {}]†", s, num(row["exact_interval"]["lo"]),
-                    num(row["exact_interval"]["hi"]));
+    s = fmt::format("degenerate {}; Wilson [{}, {}]†", s, bound(row["exact_interval"]["lo"]),
+                    bound(row["exact_interval"]["hi"]));
   if (row.contains("clusters"))
     s += fmt::format(" · {} clusters{}", num(row["clusters"]), row.value("few_clusters", false) ? " (few)" : "");
   return s;

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "util/bound_text.h"
+
 namespace nf {
 
 namespace {
@@ -39,12 +41,12 @@ double dbl(const json& o, const char* key, double fallback = NAN) {
 std::string interval(const json& r, const char* lo, const char* hi) {
   std::string s;
   if (r.contains(lo) && r[lo].is_number() && r.contains(hi) && r[hi].is_number())
-    s = fmt::format(" [{}, {}]", num(r[lo]), num(r[hi]));
+    s = fmt::format(" [{}, {}]", format_bound(r[lo].get<double>()), format_bound(r[hi].get<double>()));
   if (r.value("degenerate", false)) {
     s += " (degenerate interval: every resample equal";
     if (r.contains("exact_interval") && r["exact_interval"].is_object()) {
       const auto& e = r["exact_interval"];
-      s += fmt::format("; {} [{}, {}]", str(e, "method"), num(e.value("lo", json())), num(e.value("hi", json())));
+      s += fmt::format("; {} [{}, {}]", str(e, "method"), format_bound(dbl(e, "lo")), format_bound(dbl(e, "hi")));
     }
     s += ")";
   }

@@ -119,6 +119,18 @@ Result<BootstrapResult> cluster_bootstrap(size_t n_clusters, const ClusterStatis
 
 Result<Interval> cluster_bootstrap_ratio(const std::vector<double>& num, const std::vector<double>& den,
                                          int resamples, uint64_t seed, double level, int threads) {
+  NF_ASSIGN_OR_RETURN(const BootstrapResult br,
+                      cluster_bootstrap_ratio_replicates(num, den, resamples, seed, level, threads));
+  Interval out;
+  out.estimate = br.estimate;
+  out.low = br.low;
+  out.high = br.high;
+  return out;
+}
+
+Result<BootstrapResult> cluster_bootstrap_ratio_replicates(const std::vector<double>& num,
+                                                           const std::vector<double>& den, int resamples,
+                                                           uint64_t seed, double level, int threads) {
   if (num.size() != den.size()) {
     return InvalidArgument("cluster_bootstrap_ratio: num has " + std::to_string(num.size()) + " clusters, den has " +
                            std::to_string(den.size()));
@@ -144,13 +156,7 @@ Result<Interval> cluster_bootstrap_ratio(const std::vector<double>& num, const s
     }
     reps[static_cast<size_t>(r)] = b == 0.0 ? std::nan("") : a / b;
   });
-  NF_ASSIGN_OR_RETURN(const BootstrapResult br,
-                      finish(sn / sd, std::move(reps), resamples, seed, level, "cluster_bootstrap_ratio"));
-  Interval out;
-  out.estimate = br.estimate;
-  out.low = br.low;
-  out.high = br.high;
-  return out;
+  return finish(sn / sd, std::move(reps), resamples, seed, level, "cluster_bootstrap_ratio");
 }
 
 }  // namespace nf::stats

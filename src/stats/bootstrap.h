@@ -69,4 +69,13 @@ double ratio_of_sums(const std::vector<double>& num, const std::vector<double>& 
 Result<Interval> cluster_bootstrap_ratio(const std::vector<double>& num, const std::vector<double>& den,
                                          int resamples, uint64_t seed, double level = 0.95, int threads = 1);
 
+/// cluster_bootstrap_ratio with the whole result: the same estimate, interval and draws,
+/// plus `valid_replicates` (resamples - valid_replicates were dropped because their drawn
+/// denominator was 0) and the valid `replicates` themselves (so a caller can tell a
+/// degenerate interval: stats::all_equal). Errors: as cluster_bootstrap_ratio; Undefined if
+/// every replicate drew a zero denominator.
+Result<BootstrapResult> cluster_bootstrap_ratio_replicates(const std::vector<double>& num,
+                                                           const std::vector<double>& den, int resamples,
+                                                           uint64_t seed, double level = 0.95, int threads = 1);
+
 }  // namespace nf::stats

@@ -98,5 +98,29 @@ TEST(Summary, MarkdownReportOpensWithTheSummary) {
   EXPECT_EQ(render_summary_markdown(json::object()), "");
 }
 
+// Issue 33 (F3): beside a degenerate 0/9000 interval the Wilson bound is 4.27e-4, which 3
+// decimals would print as 0.000; the summary and the floor table print 0.00043.
+// /usr/bin/python3 -c "from statsmodels.stats.proportion import proportion_confint as pc;
+//   print(pc(0, 9000, method='wilson'))"  -> (-2.7e-20, 0.000426646652794048)
+TEST(Summary, TinyWilsonBoundKeepsItsDigits) {
+  json r = results();
+  r["analyses"].erase("fairness");
+  r["study"] = {{"name", "x"}};
+  for (auto& row : r["analyses"]["floor"]["rows"]) {
+    row["degenerate"] = true;
+    row["ci_method"] = "degenerate (all resamples equal)";
+    row["ci_low"] = 0.0;
+    row["ci_high"] = 0.0;
+    row["exact_interval"] = {{"method", "wilson"}, {"lo", 0.0}, {"hi", 0.000426646652794048}};
+  }
+  const auto h = headline(r);
+  bool said = false;
+  for (const auto& l : h[0].lines) said = said || l.find("wilson [0.000, 0.00043]") != std::string::npos;
+  EXPECT_TRUE(said) << h[0].lines[0];
+  const std::string md = render_markdown(r);
+  EXPECT_NE(md.find("degenerate [0.000, 0.000]; Wilson [0.000, 0.00043]"), std::string::npos) << md;
+  EXPECT_EQ(md.find("Wilson [0.000, 0.000]"), std::string::npos) << md;
+}
+
 }  // namespace
 }  // namespace nf

@@ -2,6 +2,7 @@
 // reproducibility and independence from the thread count.
 #include "common/golden.h"
 #include "stats/bootstrap.h"
+#include "stats/cluster_interval.h"
 
 #include <gtest/gtest.h>
 
@@ -108,6 +109,27 @@ TEST(Bootstrap, GenericAndRatioFormsAgree) {
   EXPECT_DOUBLE_EQ(ratio->high, generic->high);
   EXPECT_EQ(generic->valid_replicates, 1000);
   EXPECT_EQ(generic->seed, 9u);
+}
+
+// Issue 33 (F4): the replicates form counts the dropped 0/0 resamples and equals the
+// generic form draw for draw (same replicates, so the same count of NaN ones).
+TEST(Bootstrap, RatioReplicatesCountTheZeroDenominatorResamples) {
+  const std::vector<double> num = {1, 0, 3}, den = {10, 0, 10};
+  auto ratio = cluster_bootstrap_ratio_replicates(num, den, 5000, 7);
+  auto generic = cluster_bootstrap(
+      3, [&](const std::vector<size_t>& idx) { return ratio_of_sums(num, den, idx); }, 5000, 7);
+  ASSERT_TRUE(ratio.ok() && generic.ok());
+  EXPECT_EQ(ratio->valid_replicates, generic->valid_replicates);
+  EXPECT_EQ(ratio->replicates, generic->replicates);
+  // P[a resample draws only cluster 1] = (1/3)^3 = 1/27: about 185 of 5000 (sd 13).
+  const int dropped = ratio->resamples - ratio->valid_replicates;
+  EXPECT_GT(dropped, 185 - 80);
+  EXPECT_LT(dropped, 185 + 80);
+  // 0/n in every cluster: every valid replicate is 0, a degenerate interval.
+  auto zero = cluster_bootstrap_ratio_replicates({0, 0, 0}, {10, 10, 5}, 500, 1);
+  ASSERT_TRUE(zero.ok());
+  EXPECT_TRUE(all_equal(zero->replicates));
+  EXPECT_EQ(zero->low, zero->high);
 }
 
 TEST(Bootstrap, InvalidReplicatesAreSkippedAndErrorsReported) {

@@ -1,5 +1,6 @@
 // util/strings.h: the progress-line duration format shared by `run` and `judge`.
 #include "util/strings.h"
+#include "util/bound_text.h"
 
 #include <cmath>
 #include <limits>
@@ -35,6 +36,25 @@ TEST(DidYouMean, SuggestsOnlyCloseNames) {
 TEST(SortedRanks, ByteWiseOrderOfDictionaryEntries) {
   EXPECT_EQ(sorted_ranks({"b", "a2", "B", "a"}), (std::vector<uint32_t>{3, 2, 0, 1}));
   EXPECT_TRUE(sorted_ranks({}).empty());
+}
+
+TEST(Strings, FormatBoundShowsWhatThreeDecimalsHide) {
+  // Wilson bounds, /usr/bin/python3 -c "from statsmodels.stats.proportion import proportion_confint as pc;
+  //   print(pc(0,9000,method='wilson'), pc(9000,9000,method='wilson'), pc(0,160,method='wilson'),
+  //   pc(0,200000,method='wilson'))"  (statsmodels 0.13.5)
+  //   -> (~0, 0.000426646652794048) (0.999573353347206, 1.0) (0.0, 0.023446195171505202) (0.0, 1.9206925190409682e-05)
+  EXPECT_EQ(format_bound(0.000426646652794048), "0.00043");
+  EXPECT_EQ(format_bound(0.999573353347206), "0.99957");
+  EXPECT_EQ(format_bound(0.023446195171505202), "0.023");
+  EXPECT_EQ(format_bound(1.9206925190409682e-05), "1.9e-05");
+  EXPECT_EQ(format_bound(0.0), "0.000");
+  EXPECT_EQ(format_bound(1.0), "1.000");
+  EXPECT_EQ(format_bound(-0.0003), "-0.0003");  // a kappa bound just below 0
+  EXPECT_EQ(format_bound(0.5), "0.500");
+  EXPECT_EQ(format_bound(0.00049, 2), "0.00049");
+  EXPECT_EQ(format_bound(std::nan("")), "n/a");
+  EXPECT_EQ(format_bound(-2.710505431213761e-20), "0.000");  // statsmodels' Wilson low for 0/9000: residue
+  EXPECT_EQ(format_bound(0.9999999999999999), "1.000");
 }
 
 }  // namespace
