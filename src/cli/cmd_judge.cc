@@ -10,6 +10,7 @@
 #include "cli/common.h"
 #include "runner/judge.h"
 #include "spec/study.h"
+#include "store/run_lock.h"
 #include "store/store.h"
 #include "util/exit_code.h"
 
@@ -99,6 +100,8 @@ int cmd_judge(int argc, char** argv) {
   if (store_path.empty()) store_path = study->store.empty() ? "runs/" + study->name + "/store.sqlite" : study->store;
   auto store = Store::open_existing(store_path);
   if (!store.ok()) return fail("judge", store.status());
+  auto run_lock = hold_run_lock(**store, "noisefloor judge");  // one judge or run per store (store/run_lock.h)
+  if (!run_lock.ok()) return fail("judge", run_lock.status());
   return run_judge_panel("judge", *study, **store, refresh, !no_progress);
 }
 
