@@ -336,6 +336,7 @@ int cmd_analyze(int argc, char** argv) {
   }
   auto store = Store::open_for_reading(store_path);
   if (!store.ok()) return fail("analyze", store.status());
+  if (Status st = require_results(**store); !st.ok()) return fail("analyze", st);
   return do_analyze("analyze", **store, out_dir, o);
 }
 
