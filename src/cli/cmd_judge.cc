@@ -10,6 +10,7 @@
 #include "cli/common.h"
 #include "runner/judge.h"
 #include "spec/study.h"
+#include "store/run_lock.h"
 #include "store/store.h"
 #include "util/exit_code.h"
 
@@ -47,10 +48,20 @@ int run_judge_panel(const std::string& cmd, const Study& study, Store& store, bo
                  cmd.c_str(), static_cast<long long>(sum->parse_error));
   // The exit-code rule of `run` (cmd_study.cc): API failures are reported and retried on
   // the next run; only when every judgment of this run failed at the API is it exit 3.
-  if (sum->api_error > 0) {
+  if (sum->api_error > 0 && refresh) {
+    // A refreshed call that failed never replaced a stored verdict (runner/judge.cc).
+    std::fprintf(stderr,
+                 "%s: %lld refreshed judgments failed at the API (first: %s); no stored vote was replaced: %lld stored "
+                 "judgments were kept as they were, %lld (none or an api_error stored) are stored as api_error, never "
+                 "votes; when the judge is back, run the same command again\n",
+                 cmd.c_str(), static_cast<long long>(sum->api_error), sum->first_api_error.c_str(),
+                 static_cast<long long>(sum->refresh_kept), static_cast<long long>(sum->api_error - sum->refresh_kept));
+  } else if (sum->api_error > 0) {
     std::fprintf(stderr, "%s: %lld judgments failed at the API (first: %s); they are not votes and are retried on "
                  "the next run\n", cmd.c_str(), static_cast<long long>(sum->api_error),
                  sum->first_api_error.c_str());
+  }
+  if (sum->api_error > 0) {
     if (sum->ok + sum->parse_error == 0 && sum->executed > 0) {
       std::fprintf(stderr, "%s: every judgment failed at the API: judge backend unavailable\n", cmd.c_str());
       return static_cast<int>(ExitCode::kBackendUnavailable);
@@ -72,8 +83,9 @@ int cmd_judge(int argc, char** argv) {
       "re-running the same command after a crash or Ctrl-C judges only what is missing (--refresh\n"
       "re-judges everything). Then `noisefloor analyze` writes the judge_panel section.\n\n"
       "Exit codes: 0 done (judge API failures are reported and retried next time), 2 bad input (study\n"
-      "file, no judge panel, a store without chat draws), 3 every judgment of this run failed at the\n"
-      "API (judge backend unavailable), 130 interrupted.\n\n"
+      "file, no judge panel, no store or a store without chat draws, a store another `judge`, `run` or\n"
+      "`audit` process is using), 3 every judgment of this run failed at the API (judge backend\n"
+      "unavailable), 130 interrupted. --refresh: a call that fails at the API never replaces a stored vote.\n\n"
       "Example (docs/judging.md):\n"
       "  noisefloor serve-sim --port 8089 &\n"
       "  noisefloor import probe-sheet $NOISEFLOOR_DATA/missing-info-judges/annotation_sheet.md --store "
@@ -86,7 +98,7 @@ int cmd_judge(int argc, char** argv) {
   app.add_option("study", study_path, "study file (YAML) with a `judge:` block; see docs/judging.md")->required();
   app.add_option("--store", store_path,
                  "store holding the chat draws: a SQLite file or postgresql://... URL (default: the study's `store:`, else runs/<study name>/store.sqlite)");
-  app.add_flag("--refresh", refresh, "re-judge every (draw, judge), replacing the stored judgments");
+  app.add_flag("--refresh", refresh, "re-judge every (draw, judge), replacing the stored judgments (a call that fails at the API keeps the stored one)");
   app.add_flag("--no-progress,--quiet", no_progress, "no progress line (--quiet as for run and audit)");
   try {
     app.parse(argc, argv);
@@ -99,6 +111,8 @@ int cmd_judge(int argc, char** argv) {
   if (store_path.empty()) store_path = study->store.empty() ? "runs/" + study->name + "/store.sqlite" : study->store;
   auto store = Store::open_existing(store_path);
   if (!store.ok()) return fail("judge", store.status());
+  auto run_lock = hold_run_lock(**store, "noisefloor judge");  // one judge or run per store (store/run_lock.h)
+  if (!run_lock.ok()) return fail("judge", run_lock.status());
   return run_judge_panel("judge", *study, **store, refresh, !no_progress);
 }
 

@@ -14,6 +14,7 @@
 #include "report/markdown.h"
 #include "runner/runner.h"
 #include "spec/study.h"
+#include "store/run_lock.h"
 #include "store/store.h"
 #include "util/exit_code.h"
 #include "util/strings.h"
@@ -212,6 +213,12 @@ int study_command(const std::string& cmd, int argc, char** argv, bool run, bool 
                          a.study_path, a.study_path)));
   auto store = Store::open(store_path);
   if (!store.ok()) return fail(cmd, store.status());
+  // One process at a time calls the API for this store: a second run would read the same
+  // missing draws and pay for every one of them again (store/run_lock.h). Released
+  // at exit, or by the kernel / server if this process dies. Declared after `store`, so
+  // it is released before the store closes.
+  auto run_lock = hold_run_lock(**store, "noisefloor " + cmd);
+  if (!run_lock.ok()) return fail(cmd, run_lock.status());
   // A judging-only study (a `judge:` block, no subjects) has nothing to run: audit judges.
   const bool judging_only = cmd == "audit" && study->judge.enabled && study->subjects.empty();
   if (run && !judging_only) {
@@ -329,6 +336,7 @@ int cmd_analyze(int argc, char** argv) {
   }
   auto store = Store::open_for_reading(store_path);
   if (!store.ok()) return fail("analyze", store.status());
+  if (Status st = require_results(**store); !st.ok()) return fail("analyze", st);
   return do_analyze("analyze", **store, out_dir, o);
 }
 

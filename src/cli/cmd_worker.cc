@@ -9,6 +9,7 @@
 #include "cli/common.h"
 #include "runner/worker.h"
 #include "spec/study.h"
+#include "store/run_lock.h"
 #include "store/store.h"
 #include "util/exit_code.h"
 
@@ -55,6 +56,10 @@ int cmd_worker(int argc, char** argv) {
                               study_path, url.empty() ? "(none)" : url)));
   auto store = Store::open(url);
   if (!store.ok()) return fail("worker", store.status());
+  // Workers share the store through leases (a shared hold); a `run` or `judge` on it,
+  // which does not lease, holds it alone (store/run_lock.h).
+  auto run_lock = hold_run_lock(**store, "noisefloor worker", /*shared=*/true);
+  if (!run_lock.ok()) return fail("worker", run_lock.status());
   o.use_cache = !no_cache;
   o.progress = !quiet;
   o.stop = &install_stop_handler();

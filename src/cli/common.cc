@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "store/store.h"
 #include "util/exit_code.h"
 
 namespace nf::cli {
@@ -39,6 +40,34 @@ CLI::Validator at_least(long long lo) {
         return std::string();
       },
       fmt::format("INT>={}", lo));
+}
+
+Status require_results(Store& store) {
+  NF_ASSIGN_OR_RETURN(int64_t draws, store.draw_count());
+  if (draws > 0) return Status::Ok();
+  NF_ASSIGN_OR_RETURN(int64_t judgments, store.judgment_count());
+  if (judgments > 0) return Status::Ok();
+  NF_ASSIGN_OR_RETURN(auto labels, store.human_labels());
+  if (!labels.empty()) return Status::Ok();
+  NF_ASSIGN_OR_RETURN(auto items, store.items());
+  auto study = store.get_study();
+  if (!study.ok() && study.status().code() != StatusCode::kNotFound) return study.status();
+  const bool imported = study.ok() && study->spec.is_object() && study->spec.value("imported", false);
+  std::string held;
+  if (study.ok())
+    held = fmt::format("only the record of study '{}'{} and {} item{}", study->name,
+                       imported ? " (an import)" : "", items.size(),
+                       items.size() == 1 ? "" : "s");
+  else if (!items.empty())
+    held = fmt::format("only {} item{}", items.size(), items.size() == 1 ? "" : "s");
+  else
+    held = "nothing at all: it is empty";
+  return FailedPrecondition(fmt::format(
+      "store {} holds no draws, no judge votes and no human labels: nothing to analyze. It holds {}{}. Run the "
+      "study's draws (`noisefloor run STUDY`) or import draws, votes or labels (`noisefloor import`) first",
+      store.path(), held,
+      study.ok() && !imported ? " (a run that stopped before its first draw was stored?)"
+                                                           : ""));
 }
 
 int fail(const std::string& command, const Status& s) {

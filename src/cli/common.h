@@ -14,6 +14,10 @@ namespace CLI {
 class Validator;
 }  // namespace CLI
 
+namespace nf {
+class Store;
+}  // namespace nf
+
 namespace nf::cli {
 
 /// A CLI11 check for a whole-number option with a readable bound: "--resamples: must be
@@ -22,6 +26,13 @@ namespace nf::cli {
 /// allowed value; a value that is no whole number, or does not fit in int64, is refused
 /// the same way. Usage: app.add_option(...)->check(at_least(1)).
 CLI::Validator at_least(long long lo);
+
+/// For a command that reads a store's results (analyze): FailedPrecondition when `store`
+/// holds nothing to analyze (no draws, no judgments, no human labels), saying what it does
+/// hold (its study record and items, or nothing: e.g. a `run` stopped before its first
+/// draw, or `import` of a study record only) and what to do; Ok otherwise. Errors: the
+/// store's read errors.
+Status require_results(Store& store);
 
 /// Prints "noisefloor <command>: <message>" to stderr and returns the exit code for `s`.
 int fail(const std::string& command, const Status& s);

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "data/import_messages.h"
+#include "runner/import_plan.h"
 #include "runner/import_staged.h"
 
 namespace nf {
@@ -52,10 +53,14 @@ Result<ImportSummary> import_long_draws(const std::vector<LongDrawRow>& rows, St
   sum.rows = static_cast<int64_t>(rows.size());
   std::map<DrawKey, Draw> draws;
   std::map<std::string, std::string> item_cluster;
+  NF_ASSIGN_OR_RETURN(const std::optional<StoredPlan> plan, StoredPlan::of(store));
+  size_t row_no = 0;
   for (const auto& r : rows) {
+    ++row_no;
     const std::string cluster = r.cluster.empty() ? r.item : r.cluster;
     NF_RETURN_IF_ERROR(note_cluster(item_cluster, r.item, cluster));
     DrawKey key{r.subject, r.item, r.condition, r.config, r.replicate};
+    if (plan) NF_RETURN_IF_ERROR(plan->check(key, fmt::format("row {}", row_no)));
     Draw& d = draws[key];
     d.key = key;
     d.cluster = cluster;
@@ -210,6 +215,8 @@ Result<ImportSummary> import_long_draws_file(const std::string& path, Store& sto
                                              const LongDrawChecks& checks) {
   if (Store::is_postgresql_url(store.path())) return import_long_draws_staged(path, store, study_name, checks);
   ImportSummary sum;
+  // A store `run` wrote keeps to its study's plan (before the items are upserted).
+  NF_ASSIGN_OR_RETURN(const std::optional<StoredPlan> plan, StoredPlan::of(store));
   if (!store.get_study().ok())
     NF_RETURN_IF_ERROR(
         store.put_study(StudyRecord{study_name, "", 0, {{"name", study_name}, {"imported", true}}}).status());
@@ -225,6 +232,7 @@ Result<ImportSummary> import_long_draws_file(const std::string& path, Store& sto
       const Outcome& outcome = block->outcomes[i];
       const size_t line = block->lines[i];
       ++sum.rows;
+      if (plan) NF_RETURN_IF_ERROR(plan->check(key, fmt::format("{}:{}", path, line)));
       if (key.item != last_item || cluster != last_cluster) {  // rows of an item are usually adjacent
         auto [it, inserted] = item_cluster.try_emplace(key.item, cluster);
         if (!inserted && it->second != cluster)

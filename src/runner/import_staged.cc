@@ -2,13 +2,17 @@
 
 #include <unordered_map>
 
+#include <fmt/format.h>
+
 #include "data/import_messages.h"
+#include "runner/import_plan.h"
 
 namespace nf {
 
 Result<ImportSummary> import_long_draws_staged(const std::string& path, Store& store, const std::string& study_name,
                                                const LongDrawChecks& checks) {
   ImportSummary sum;
+  NF_ASSIGN_OR_RETURN(const std::optional<StoredPlan> plan, StoredPlan::of(store));  // as import_long_draws_file
   if (!store.get_study().ok())
     NF_RETURN_IF_ERROR(
         store.put_study(StudyRecord{study_name, "", 0, {{"name", study_name}, {"imported", true}}}).status());
@@ -21,6 +25,10 @@ Result<ImportSummary> import_long_draws_staged(const std::string& path, Store& s
   std::string last_item, last_cluster;
   const Status read = for_each_long_draw(path, [&](const LongDrawRow& r, size_t line) -> Status {
     ++sum.rows;
+    if (plan) {
+      stop = plan->check(DrawKey{r.subject, r.item, r.condition, r.config, r.replicate}, fmt::format("{}:{}", path, line));
+      if (!stop.ok()) return stop;
+    }
     if (r.item != last_item || r.cluster != last_cluster) {  // rows of an item are usually adjacent
       auto [it, inserted] = item_cluster.try_emplace(r.item, r.cluster);
       if (!inserted && it->second != r.cluster) {

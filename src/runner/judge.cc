@@ -403,7 +403,14 @@ Result<JudgeSummary> run_judges(const Study& study, Store& store, const JudgeOpt
                                     : v.status().message();
       }
     }
-    Status st = options.refresh ? store.replace_judgments({row}) : store.put_judgments({row});
+    // --refresh whose call failed at the API: a stored verdict (ok or parse_error) is kept,
+    // not replaced by the failure (as `run --refresh` keeps a stored answer, runner.cc).
+    bool kept = false;
+    if (options.refresh && row.status == "api_error") {
+      auto it = done.find({unit.draw.id, judge.name});
+      kept = it != done.end() && it->second != "api_error";
+    }
+    Status st = kept ? Status::Ok() : options.refresh ? store.replace_judgments({row}) : store.put_judgments({row});
     if (st.code() == StatusCode::kAlreadyExists) return;  // another `judge` on this store got there first
     if (!st.ok()) {
       std::lock_guard<std::mutex> lock(mu);
@@ -425,6 +432,7 @@ Result<JudgeSummary> run_judges(const Study& study, Store& store, const JudgeOpt
     } else {
       ++c.api_error;
       ++sum.api_error;
+      if (kept) ++sum.refresh_kept;
       if (c.first_api_error.empty()) c.first_api_error = row.raw_response;
       if (sum.first_api_error.empty()) sum.first_api_error = judge.name + ": " + row.raw_response;
     }

@@ -89,6 +89,9 @@ struct JudgeSummary {
   int64_t already_done = 0;  // (draw, judge) pairs with an ok / parse_error judgment at start
   int64_t executed = 0;      // judgments committed by this run
   int64_t ok = 0, parse_error = 0, api_error = 0;
+  // options.refresh: of the api_error judgments, those whose (draw, judge) held a stored
+  // ok or parse_error judgment, which was kept (a failed call never replaces a verdict).
+  int64_t refresh_kept = 0;
   bool interrupted = false;
   std::string first_api_error;
   double seconds = 0.0;
@@ -97,7 +100,10 @@ struct JudgeSummary {
 
 /// Judges every stored ok chat draw with every judge of study.judge.panel, skipping
 /// (draw, judge) pairs that already hold an ok or parse_error judgment unless
-/// options.refresh. Each judgment row: subject; subject_provider (the study subject's
+/// options.refresh (which replaces each stored judgment by the new one, except that a call
+/// failing at the API never replaces a stored ok or parse_error judgment: that one is kept,
+/// nothing is written, and the failure is counted in api_error and refresh_kept; a stored
+/// api_error is replaced). Each judgment row: subject; subject_provider (the study subject's
 /// provider, else the stored subject spec's "provider", else the subject name); item =
 /// the draw's item id when the study's plan (its stored record: conditions x configs x
 /// replicates, absent = 1) has one draw per (subject, item) and the store agrees, else

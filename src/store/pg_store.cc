@@ -7,6 +7,7 @@
 #include "store/pg_store.h"
 
 #include <postgresql/libpq-fe.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -1599,6 +1600,62 @@ Result<Store::PlanCounts> PgStore::plan_counts() {
                                   "SELECT count(*), count(*) FILTER (WHERE done), count(*) FILTER (WHERE NOT done AND "
                                   "lease_until >= now()) FROM planned_draws"));
   return PlanCounts{r.int64(0, 0), r.int64(0, 1), r.int64(0, 2)};
+}
+
+// ---- run lock (Store::hold_run_lock) ---------------------------------------------------
+
+namespace {
+
+// The advisory lock's first key (the second is the store's schema, hashed): one lock per
+// store, also when several studies share a database in different schemas.
+constexpr const char* kRunLockKeys = "4711, hashtext(current_schema()) & 2147483647";
+
+class PgRunLock final : public RunLock {
+ public:
+  PgRunLock(PgStore::Conn& conn, std::mutex& mu, bool shared) : conn_(conn), mu_(mu), shared_(shared) {}
+  ~PgRunLock() override {
+    std::lock_guard lock(mu_);
+    PQclear(PQexec(conn_.c, fmt::format("SELECT pg_advisory_unlock{}({})", shared_ ? "_shared" : "", kRunLockKeys)
+                                .c_str()));
+  }
+
+ private:
+  PgStore::Conn& conn_;
+  std::mutex& mu_;
+  bool shared_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<RunLock>> PgStore::hold_run_lock(const std::string& holder, bool shared) {
+  std::lock_guard lock(mu_);
+  Conn& c = *conn_;
+  char host[256] = {0};
+  if (gethostname(host, sizeof host - 1) != 0) host[0] = '?';
+  // application_name is what the other process sees in pg_stat_activity (63 bytes kept).
+  const std::string note = fmt::format("{} pid {} on {}", holder, getpid(), host);
+  NF_RETURN_IF_ERROR(
+      exec(c, "run lock", "SELECT set_config('application_name', $1, false)", {text(note.substr(0, 63))}).status());
+  NF_ASSIGN_OR_RETURN(Res got, exec(c, "run lock",
+                                    fmt::format("SELECT pg_try_advisory_lock{}({})", shared ? "_shared" : "",
+                                                kRunLockKeys)));
+  if (got.boolean(0, 0)) return std::unique_ptr<RunLock>(std::make_unique<PgRunLock>(c, mu_, shared));
+  // Who holds it: the sessions holding the lock (not this one), by application_name.
+  NF_ASSIGN_OR_RETURN(Res who, exec(c, "run lock",
+                                    fmt::format("SELECT string_agg(DISTINCT coalesce(nullif(a.application_name, ''), "
+                                                "'server pid ' || a.pid) || ' (' || l.mode || ')', '; ') "
+                                                "FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+                                                "WHERE l.locktype = 'advisory' AND l.granted AND l.classid = 4711 "
+                                                "AND l.objid = (hashtext(current_schema()) & 2147483647)::oid "
+                                                "AND l.objsubid = 2 AND l.pid <> pg_backend_pid()")));
+  const std::string holders = who.rows() > 0 && !who.is_null(0, 0) ? who.str(0, 0) : "holder not visible";
+  return FailedPrecondition(fmt::format(
+      "store {} is in use by another noisefloor process ({}): {}. Wait for it to finish (or stop it: Ctrl-C / kill "
+      "PID; the server drops the lock of a process that died), then run this command again",
+      path(), holders,
+      shared ? "a `run`, `audit` or `judge` holds it alone, and workers must not call the API for the same draws"
+             : "two processes on one store would both call the API for the same missing draws or votes (workers "
+               "share a store through `noisefloor worker`, which leases the draws)"));
 }
 
 }  // namespace nf

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "store/run_lock.h"
 #include "store/store.h"
 
 struct pg_conn;
@@ -102,6 +103,9 @@ class PgStore final : public Store {
   Status renew_leases(const std::string& worker, double lease_s) override;
   Status put_claimed_draw(const Draw& draw, const std::vector<CacheEntry>& cache) override;
   Result<PlanCounts> plan_counts() override;
+  /// The run lock of this store (store/run_lock.h hold_run_lock): a session advisory lock
+  /// keyed by the store's schema on this store's connection, named by application_name.
+  Result<std::unique_ptr<RunLock>> hold_run_lock(const std::string& holder, bool shared);
 
   struct Conn;  // the libpq connection and its helpers (pg_store.cc)
 

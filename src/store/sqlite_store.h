@@ -20,6 +20,10 @@ class SqliteStore final : public Store {
   /// created. Errors: DataLoss if the file is not a SQLite database or its schema is
   /// corrupt; FailedPrecondition if its schema version is newer than this build's.
   static Result<std::unique_ptr<Store>> open(const std::string& path);
+  /// open() of a file that must already be a noisefloor store (Store::open_existing,
+  /// open_for_reading): an empty file or a SQLite database without tables is refused
+  /// (DataLoss "... is not a noisefloor store: ...") instead of given a new schema.
+  static Result<std::unique_ptr<Store>> open_store(const std::string& path);
   /// Opens the existing SQLite store at `path` read-only (Store::open_read_only).
   static Result<std::unique_ptr<Store>> open_read_only(const std::string& path);
 
@@ -75,6 +79,8 @@ class SqliteStore final : public Store {
 
  private:
   SqliteStore(std::string path, sqlite3* db);
+  // open() (`create`: a file without a schema gets one) and open_store() (refused).
+  static Result<std::unique_ptr<Store>> open_sqlite(const std::string& path, bool create);
   Status migrate();
   Status put_draw_locked(const Draw& draw);
   // One transaction for a group of draws (caller holds mu_); per-draw statuses.

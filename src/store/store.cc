@@ -577,6 +577,21 @@ Status read_only_store(const std::string& path, const std::string& what) {
       path, what));
 }
 
+// What a read command (or judge) says of a file that is no noisefloor store yet.
+Status not_a_store(const std::string& path, const std::string& what) {
+  return DataLoss(fmt::format(
+      "store {} is not a noisefloor store: {}; nothing was ever run or imported into it (`run`, `audit` and `import` "
+      "create a store; this command only opens one)",
+      path, what));
+}
+
+// A read command (or judge) given a path where no store is.
+Status no_such_store(const std::string& path) {
+  return NotFound(fmt::format("store {}: no such store (no such file; `run`, `audit` and `import` create a store, this "
+                              "command only opens one: check the path)",
+                              path));
+}
+
 // `path` as an SQLite URI filename (file:...), with the characters a URI gives a meaning
 // to percent-encoded.
 std::string sqlite_uri(const std::string& path, const char* query) {
@@ -592,7 +607,7 @@ std::string sqlite_uri(const std::string& path, const char* query) {
 
 Result<std::unique_ptr<Store>> SqliteStore::open_read_only(const std::string& path) {
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return NotFound("store " + path + ": no such file");
+  if (!std::filesystem::exists(path, ec)) return no_such_store(path);
   if (std::filesystem::is_directory(path, ec))
     return InvalidArgument("store " + path + ": is a directory, expected a store file");
   // mode=ro first: it sees a write-ahead log another process is writing. It needs the
@@ -625,7 +640,12 @@ Result<std::unique_ptr<Store>> SqliteStore::open_read_only(const std::string& pa
     }
     if (rc != SQLITE_OK) return sqlite_status(db, rc, "open read-only", path);
     NF_ASSIGN_OR_RETURN(std::optional<int> version, read_schema_version(db, path));
-    if (!version) return DataLoss("store " + path + ": an empty SQLite file, not a noisefloor store");
+    if (!version) {
+      std::error_code size_ec;
+      return not_a_store(path, std::filesystem::file_size(path, size_ec) == 0 && !size_ec
+                                   ? "empty file (0 bytes)"
+                                   : "a SQLite database without tables");
+    }
     NF_RETURN_IF_ERROR(check_not_newer(*version, path));
     // A v3 store differs from v4 only by the missing (empty) outcome_chunks table, which
     // its readers query: a TEMP table of that name (the temp schema is writable on a
@@ -646,7 +666,16 @@ Result<std::unique_ptr<Store>> SqliteStore::open_read_only(const std::string& pa
   return Internal("store " + path + ": open read-only: no attempt left");
 }
 
-Result<std::unique_ptr<Store>> SqliteStore::open(const std::string& path) {
+Result<std::unique_ptr<Store>> SqliteStore::open(const std::string& path) { return open_sqlite(path, true); }
+
+Result<std::unique_ptr<Store>> SqliteStore::open_store(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(path, ec) && std::filesystem::file_size(path, ec) == 0 && !ec)
+    return not_a_store(path, "empty file (0 bytes)");
+  return open_sqlite(path, false);
+}
+
+Result<std::unique_ptr<Store>> SqliteStore::open_sqlite(const std::string& path, bool create) {
   std::filesystem::path parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) NF_RETURN_IF_ERROR(make_dirs(parent.string()));
   {
@@ -676,6 +705,7 @@ Result<std::unique_ptr<Store>> SqliteStore::open(const std::string& path) {
   // Refuse foreign and newer files before anything (journal mode included) is changed.
   NF_ASSIGN_OR_RETURN(std::optional<int> version, read_schema_version(db, path));
   if (version) NF_RETURN_IF_ERROR(check_not_newer(*version, path));
+  if (!version && !create) return not_a_store(path, "a SQLite database without tables");
 
   {
     NF_ASSIGN_OR_RETURN(Stmt wal, Stmt::prepare(db, "PRAGMA journal_mode = WAL", "set WAL mode", path));
@@ -695,14 +725,14 @@ Result<std::unique_ptr<Store>> SqliteStore::open(const std::string& path) {
 Result<std::unique_ptr<Store>> Store::open_for_reading(const std::string& path) {
   if (is_postgresql_url(path)) return open(path);
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return NotFound("store " + path + ": no such file");
+  if (!std::filesystem::exists(path, ec)) return no_such_store(path);
   if (std::filesystem::is_directory(path, ec)) {
     return InvalidArgument("store " + path + ": is a directory, expected a store file");
   }
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   const std::string dir = parent.empty() ? "." : parent.string();
   if (access(path.c_str(), W_OK) != 0 || access(dir.c_str(), W_OK) != 0) return SqliteStore::open_read_only(path);
-  return open(path);
+  return SqliteStore::open_store(path);
 }
 
 Result<std::unique_ptr<Store>> Store::open_read_only(const std::string& path) {
@@ -713,11 +743,11 @@ Result<std::unique_ptr<Store>> Store::open_read_only(const std::string& path) {
 Result<std::unique_ptr<Store>> Store::open_existing(const std::string& path) {
   if (is_postgresql_url(path)) return open(path);
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return NotFound("store " + path + ": no such file");
+  if (!std::filesystem::exists(path, ec)) return no_such_store(path);
   if (std::filesystem::is_directory(path, ec)) {
     return InvalidArgument("store " + path + ": is a directory, expected a store file");
   }
-  return open(path);
+  return SqliteStore::open_store(path);
 }
 
 // The hot-path statements, prepared once per Store (re-preparing four statements per

@@ -122,14 +122,14 @@ class Store {
   /// (open_for_reading reads one); FailedPrecondition if its schema version is newer than
   /// this build's; Unavailable if the PostgreSQL server cannot be reached.
   static Result<std::unique_ptr<Store>> open(const std::string& path);
-  /// Like open() but NotFound if a SQLite `path` does not exist (for `analyze`); a
-  /// PostgreSQL URL is opened as by open().
+  /// Like open() but never creates a SQLite store (judge, read commands): NotFound "no such store" if `path` does
+  /// not exist; DataLoss "not a noisefloor store" if it is empty or has no tables (left as it was). URL: as open().
   static Result<std::unique_ptr<Store>> open_existing(const std::string& path);
   /// For commands that only read (analyze, export, check): like open_existing(), but a
   /// SQLite store this process cannot write (the file or its folder not writable, e.g.
   /// after chmod a-w) is opened read-only (open_read_only) instead of failing on the
   /// first write of the open (WAL mode, migration). A writable store is opened as by
-  /// open() (an old schema is migrated).
+  /// open_existing() (an old schema is migrated; a missing or empty file is refused).
   static Result<std::unique_ptr<Store>> open_for_reading(const std::string& path);
   /// Opens an existing SQLite store read-only: nothing is written, not even the journal
   /// mode. If its folder is read-only too, SQLite cannot create the -shm file a WAL

@@ -112,10 +112,20 @@ TEST(WorkerCli, PostgresqlStoreTakesRunAndImportDraws) {
   ASSERT_TRUE(store.ok());
   EXPECT_EQ(*(*store)->draw_count(), 24 * 4 * 2);
   testing::write_text(d / "long.csv", "subject,item,condition,config,replicate,outcome,value\nm,q1,none,default,0,correct,1\n");
-  // `import draws` streams into PostgreSQL too (COPY; tests/cli/pg_import_draws_test.cc).
-  CmdResult imp = run_cli("import draws " + d / "long.csv" + " --store '" + schema.url() + "'", d.path());
+  // `import draws` streams into PostgreSQL too (COPY; tests/cli/pg_import_draws_test.cc),
+  // but not draws outside the plan of the study `run` recorded there (issue 31 item 4;
+  // tests/cli/import_beyond_plan_test.cc): into a store of their own.
+  CmdResult refused = run_cli("import draws " + d / "long.csv" + " --store '" + schema.url() + "'", d.path());
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_NE(refused.err.find(d / "long.csv" + ":2: subject: 'm' is not in the plan of study"), std::string::npos)
+      << refused.err;
+  EXPECT_EQ(*(*store)->draw_count(), 24 * 4 * 2);
+  testing::PgSchema own;
+  CmdResult imp = run_cli("import draws " + d / "long.csv" + " --store '" + own.url() + "'", d.path());
   EXPECT_EQ(imp.exit_code, 0) << imp.err;
-  EXPECT_EQ(*(*store)->draw_count(), 24 * 4 * 2 + 1);
+  auto own_store = Store::open(own.url());
+  ASSERT_TRUE(own_store.ok());
+  EXPECT_EQ(*(*own_store)->draw_count(), 1);
 }
 
 }  // namespace
