@@ -14,6 +14,27 @@
 
 namespace nf {
 
+Status check_vote_sizes_flag(const StudyRecord& study, const std::vector<int>& flag_sizes) {
+  if (flag_sizes.empty() || !study.spec.is_object() || !study.spec.contains("analyses") ||
+      !study.spec["analyses"].is_array())
+    return Status::Ok();
+  for (const auto& a : study.spec["analyses"]) {
+    if (!a.is_object() || a.value("name", "") != "majority_floor" || !a.contains("options") ||
+        !a["options"].is_object() || !a["options"].contains("vote_sizes"))
+      continue;
+    auto declared = majority_vote_sizes(a["options"]);
+    if (!declared.ok()) return Status::Ok();  // the analysis reports its own option error
+    const std::set<int> want(flag_sizes.begin(), flag_sizes.end()), have(declared->begin(), declared->end());
+    if (want == have) return Status::Ok();
+    return InvalidArgument(fmt::format(
+        "--vote-sizes {} and the study's majority_floor {{\"vote_sizes\": [{}]}} (analyses of study '{}') disagree: "
+        "give the vote sizes once: leave out --vote-sizes to use the study's, or name the analyses yourself, e.g. "
+        "--analysis floor --analysis 'majority_floor={{\"vote_sizes\":[{}]}}'",
+        fmt::join(flag_sizes, ","), fmt::join(*declared, ", "), study.name, fmt::join(flag_sizes, ",")));
+  }
+  return Status::Ok();
+}
+
 Result<nlohmann::json> analyze_store(Store& store, const AnalyzeOptions& options_in) {
   AnalyzeOptions options = options_in;
   nlohmann::json results;
