@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "backend/http.h"
+#include "util/json_depth.h"
 
 namespace nf {
 
@@ -31,6 +32,10 @@ nlohmann::json to_anthropic_json(const ChatRequest& request) {
 }
 
 bool parse_anthropic_body(const std::string& body, ChatResponse& r) {
+  if (Status deep = check_json_depth(body, "reply"); !deep.ok()) {  // as parse_openai_body_dom
+    r.error = std::string(deep.message());
+    return false;
+  }
   const nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return false;
   const auto content = j.find("content");
