@@ -4,7 +4,10 @@
 //
 // Adding an analysis: write `Result<nlohmann::json> run_x(AnalysisContext&, const json&)`
 // (beside its computation, e.g. metrics/x.cc) and add one line to the table in
-// metrics/registry.cc. The spec layer keeps the names a study file may list
+// metrics/registry.cc, with the array its results live in and what it needs (said when
+// the store holds none of it), and one line to report/markdown.cc report_sections() for
+// its report.md section (tests/report/skipped_section_test.cc pins that every registered
+// analysis has one). The spec layer keeps the names a study file may list
 // (spec/study.h known_analyses(); a test pins that every such name is registered).
 #pragma once
 
