@@ -28,8 +28,11 @@ TEST(AnalysisRegistry, EveryStudyAnalysisIsRegisteredOnce) {
 }
 
 TEST(AnalysisRegistry, EveryAnalysisThatChecksForRowsSaysWhatItNeeds) {
-  for (const auto& e : analysis_registry())
-    if (!e.rows_key.empty()) EXPECT_FALSE(e.needs.empty()) << e.name;
+  for (const auto& e : analysis_registry()) {
+    if (!e.rows_key.empty()) {
+      EXPECT_FALSE(e.needs.empty()) << e.name;
+    }
+  }
 }
 
 // Issue 32 item 1: on a store whose data an analysis cannot use, fairness gave a heading over
@@ -42,7 +45,9 @@ TEST(AnalysisRegistry, AnalysesWithNothingToReadAreSkippedWithTheReason) {
   for (const char* item : {"q1", "q2", "q3"})
     for (int rep = 0; rep < 2; ++rep) {
       Draw d;
-      if (rep == 0) ASSERT_TRUE(store->put_item(item, item, json::object()).ok());
+      if (rep == 0) {
+        ASSERT_TRUE(store->put_item(item, item, json::object()).ok());
+      }
       d.key = DrawKey{"A", item, "none", "default", rep};
       d.cluster = item;
       d.content = "B";

@@ -28,12 +28,13 @@ json base_results() {
   return r;
 }
 
-// The text of report.md between `heading` and the next "## " heading.
+// The text of report.md from `heading` to the next "## " heading or the closing "---" rule
+// (the newline before either is the section's).
 std::string section_of(const std::string& md, const std::string& heading) {
   const size_t at = md.find(heading + "\n");
   if (at == std::string::npos) return "";
-  const size_t next = md.find("\n## ", at + heading.size());
-  return md.substr(at, next == std::string::npos ? std::string::npos : next - at);
+  const size_t next = std::min(md.find("\n## ", at + heading.size()), md.find("\n---\n", at + heading.size()));
+  return md.substr(at, next == std::string::npos ? std::string::npos : next + 1 - at);
 }
 
 TEST(ReportSkipped, EveryRegisteredAnalysisHasASection) {
