@@ -4,6 +4,7 @@
 
 #include "backend/finish_reason.h"
 #include "backend/http.h"
+#include "util/json_depth.h"
 
 namespace nf {
 
@@ -32,6 +33,10 @@ nlohmann::json to_anthropic_json(const ChatRequest& request) {
 }
 
 bool parse_anthropic_body(const std::string& body, ChatResponse& r) {
+  if (Status deep = check_json_depth(body, "reply"); !deep.ok()) {  // as parse_openai_body_dom
+    r.error = std::string(deep.message());
+    return false;
+  }
   const nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return false;
   const auto content = j.find("content");

@@ -24,7 +24,8 @@ nlohmann::json to_anthropic_json(const ChatRequest& request);
 /// stop_reason "max_tokens" -> finish_reason "length", "end_turn"/"stop_sequence" ->
 /// "stop", "tool_use" -> "tool_calls", "refusal" -> kRefused; usage input/output_tokens
 /// -> prompt/completion tokens. False (malformed) if the body is not a JSON object with a
-/// "content" array.
+/// "content" array, or nests arrays/objects deeper than kMaxJsonDepth (util/json_depth.h;
+/// then r.error names the limit).
 bool parse_anthropic_body(const std::string& body, ChatResponse& r);
 
 /// POSTs to {base_url}/messages (base_url e.g. "https://api.anthropic.com/v1") with the

@@ -237,6 +237,7 @@ ChatResponse chat_call_result(const ChatEndpoint& ep, ChatCallState& st, const R
     if (last.transport_error && !ep.health->answered.load()) ep.health->dead_calls.fetch_add(1);
   }
   const bool parsed_ok = st.parsed_ok;
+  const std::string malformed_why = parsed_ok ? std::string() : st.parsed.error;  // the parser's reason, if any
   ChatResponse r = parsed_ok ? std::move(st.parsed) : ChatResponse();
   const int attempts = st.attempts;
   r.attempts = attempts;
@@ -274,7 +275,7 @@ ChatResponse chat_call_result(const ChatEndpoint& ep, ChatCallState& st, const R
   if (!parsed_ok) {
     r.kind = ResponseKind::kApiError;
     r.content.clear();
-    r.error = "malformed response body" + tries;
+    r.error = "malformed response body" + (malformed_why.empty() ? std::string() : ": " + malformed_why) + tries;
     return r;
   }
   return r;

@@ -13,6 +13,7 @@
 
 #include "backend/finish_reason.h"
 #include "backend/http.h"
+#include "util/json_depth.h"
 
 namespace nf {
 
@@ -70,6 +71,7 @@ class OpenAiReplySax {
   }
   bool binary(json::binary_t&) { return stop(); }  // not produced by the JSON reader
   bool start_object(std::size_t) {
+    if (stack_.size() >= kMaxJsonDepth) return stop();  // too deep: the DOM reader refuses it
     if (stack_.empty()) {
       stack_.push_back({Frame::kRoot});
       return true;
@@ -115,7 +117,7 @@ class OpenAiReplySax {
     return true;
   }
   bool start_array(std::size_t) {
-    if (stack_.empty()) return stop();  // not an object
+    if (stack_.empty() || stack_.size() >= kMaxJsonDepth) return stop();  // not an object, or too deep
     switch (slot()) {
       case Slot::kChoices: got_choices_ = true; stack_.push_back({Frame::kChoices}); return true;
       case Slot::kChoice0: case Slot::kMessage: case Slot::kUsage: case Slot::kContent: case Slot::kLogprobs:
@@ -211,6 +213,11 @@ bool parse_openai_body(const std::string& body, ChatResponse& r) {
 }
 
 bool parse_openai_body_dom(const std::string& body, ChatResponse& r) {
+  // A reply nested past kMaxJsonDepth would crash the copies and dumps below by recursion.
+  if (Status deep = check_json_depth(body, "reply"); !deep.ok()) {
+    r.error = std::string(deep.message());
+    return false;
+  }
   const nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return false;
   const auto choices = j.find("choices");

@@ -50,6 +50,9 @@ struct OpenAiOptions {
 /// The parsed fields of a 2xx chat.completion body, classified (issue 6 item 4):
 ///   not JSON / no choices[0] / choices[0].message not an object -> false (malformed:
 ///     retried, then api_error)
+///   arrays and objects nested deeper than kMaxJsonDepth (util/json_depth.h) -> false with
+///     r.error "reply: JSON nested deeper than 512 levels ..." (a hostile server must not
+///     crash the process by recursion; the call ends an api_error naming it, never an answer)
 ///   finish_reason "content_filter", or a non-empty message.refusal -> kRefused
 ///   content null with finish_reason "length" -> kOk, content "" (truncated: the task
 ///     records a parse_error naming the truncation; never a wrong answer)
@@ -75,7 +78,8 @@ std::optional<bool> parse_openai_body_sax(const std::string& body, ChatResponse&
 ///   transport failure after retries -> kApiError "connect: <curl error> (N attempts)"
 ///   HTTP non-2xx (final or after retries) -> kApiError "HTTP <code>: <first 200 chars>"
 ///   Retry-After beyond retry_after_cap_s -> kApiError naming the wait and the cap
-///   2xx malformed after retries -> kApiError "malformed response body"
+///   2xx malformed after retries -> kApiError "malformed response body" (": <reason>" when
+///     the parser gave one, e.g. the nesting limit)
 ///   otherwise as parse_openai_body.
 /// Retries follow retry.h (408/409/429/5xx, transport errors, malformed bodies; Retry-After
 /// honoured); every attempt passes the endpoint's RateLimiter, so a 429 slows every worker

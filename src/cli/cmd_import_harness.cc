@@ -27,6 +27,7 @@ int import_harness(const HarnessImportArgs& args) {
     logs.push_back(std::move(*log));
   }
   if (Status st = check_distinct_runs(logs); !st.ok()) return fail("import", st);
+  if (Status st = code_label_scores(logs); !st.ok()) return fail("import", st);  // one code per label across logs
   auto store = Store::open(args.store_path);
   if (!store.ok()) return fail("import", store.status());
   if (Status st = check_cells_not_stored(logs, **store); !st.ok()) return fail("import", st);

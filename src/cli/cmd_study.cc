@@ -337,6 +337,9 @@ int cmd_analyze(int argc, char** argv) {
   auto store = Store::open_for_reading(store_path);
   if (!store.ok()) return fail("analyze", store.status());
   if (Status st = require_results(**store); !st.ok()) return fail("analyze", st);
+  if (!vote_sizes.empty())  // the study's own majority_floor vote sizes must agree (metrics/analyze.h)
+    if (auto study = (*store)->get_study(); study.ok())
+      if (Status st = check_vote_sizes_flag(*study, vote_sizes); !st.ok()) return fail("analyze", st);
   return do_analyze("analyze", **store, out_dir, o);
 }
 

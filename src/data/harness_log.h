@@ -2,6 +2,8 @@
 // in the shape `noisefloor import inspect | lm-eval` writes into a store.
 #pragma once
 
+#include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -28,6 +30,15 @@ struct HarnessDraw {
   nlohmann::json extra = nlohmann::json::object();  // where it came from (log, member, epoch ...)
 };
 
+/// How one outcome's values are written in one log: all scores (what Inspect's
+/// value_to_float converts: C, I, P, N, yes/no/true/false, numbers, booleans) or all
+/// labels (any other string: a category), and the first value met, for messages.
+struct ScoreKind {
+  bool labels = false;
+  std::string first_where;  // "samples/2_epoch_1.json (sample 2, epoch 1)"
+  std::string first_value;  // as written in the log (JSON): "C", 0.5, "correct"
+};
+
 /// One log file (one model x task x configuration run) as read.
 struct HarnessLog {
   std::string path;
@@ -47,12 +58,31 @@ struct HarnessLog {
   nlohmann::json item_data = nlohmann::json::object();  // item id -> data kept with the item
   std::vector<HarnessDraw> draws;
   std::vector<std::string> warnings;  // said on stderr by the CLI ("declares 4 epochs, holds 1")
+  /// Outcome name -> whether its values are scores or labels (Inspect; empty for lm-eval).
+  /// A label outcome's draws carry the label in Outcome::label and its category code in
+  /// Outcome::value (code_label_scores).
+  std::map<std::string, ScoreKind> score_kinds;
 };
 
 /// "k=v,k=v" over the keys of a JSON object in sorted order (strings unquoted, other
 /// values as compact JSON), or "default" for an empty/null object: the config id of a
 /// harness's generation settings, e.g. {"reasoning_tokens": 16000} -> "reasoning_tokens=16000".
 std::string harness_config_id(const nlohmann::json& settings);
+
+/// InvalidArgument "scores.OUTCOME: mixes scores and labels: FILE: WHERE has VALUE (a score
+/// ...), but FILE: WHERE has VALUE (a label). ..." for an outcome whose first values `a`
+/// (in file `a_path`) and `b` (in `b_path`) are of different kinds, saying what to do.
+std::string mixed_scores_message(const std::string& outcome, const ScoreKind& a, const std::string& a_path,
+                                 const ScoreKind& b, const std::string& b_path);
+
+/// Codes the label outcomes of `logs` (score_kinds[name].labels) as categories, one code
+/// per distinct label, numbered 0, 1, ... in the order first met (logs in order, draws in
+/// order), the same code for the same label in every log (as `import draws` codes a label
+/// column); Outcome::value becomes the code, Outcome::label keeps the label. Errors:
+/// InvalidArgument (mixed_scores_message) when an outcome is all scores in one log and all
+/// labels in another. For `import inspect` after every log is read (read_inspect_log codes
+/// each log alone).
+Status code_label_scores(std::span<HarnessLog> logs);
 
 /// InvalidArgument when two of `logs` hold the same run (equal run_id), naming both
 /// paths and what they share ("... and ... hold the same run (eval_id X): give each run

@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <regex>
 #include <set>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -115,9 +117,12 @@ bool parse_number_text(const std::string& s, double* out) {
   return true;
 }
 
+// One score value -> outcomes (inspect_score_outcomes); `written`, when given, receives
+// each outcome's value as written in the log (JSON), for the mixing message.
 Status add_value(const std::string& name, const nlohmann::json& v, const std::string& label,
-                 std::vector<Outcome>* out) {
+                 std::vector<Outcome>* out, std::vector<std::string>* written) {
   if (v.is_null()) return Status::Ok();
+  const size_t before = out->size();
   if (v.is_boolean()) {
     out->push_back({name, v.get<bool>() ? 1.0 : 0.0, label});
   } else if (v.is_number()) {
@@ -125,7 +130,9 @@ Status add_value(const std::string& name, const nlohmann::json& v, const std::st
   } else if (v.is_string()) {
     // Inspect's value_to_float (scorer/_metric.py): the CORRECT / INCORRECT / PARTIAL /
     // NOANSWER constants exactly as written ("c" and "C " are not "C"), then the string
-    // lower-cased but not trimmed: yes/true 1, no/false 0, a finite number.
+    // lower-cased but not trimmed: yes/true 1, no/false 0, a finite number. Any other
+    // string is a label (a category: read_inspect_log codes it, or refuses a scorer that
+    // mixes labels with scores).
     const std::string s = v.get<std::string>();
     const std::string lower = to_lower(s);
     const std::string shown = label.empty() ? s : label;
@@ -136,17 +143,20 @@ Status add_value(const std::string& name, const nlohmann::json& v, const std::st
     else if (lower == "yes" || lower == "true") out->push_back({name, 1.0, shown});
     else if (lower == "no" || lower == "false") out->push_back({name, 0.0, shown});
     else if (parse_number_text(s, &num)) out->push_back({name, num, label});
-    else
+    else if (trim(s).empty())
       return InvalidArgument(fmt::format(
-          "{}: value {} is not a score Inspect's value_to_float converts (C, I, P, N as written; yes, no, "
-          "true, false in any letter case; a finite number): Inspect itself would score it 0 with a warning, "
-          "noisefloor refuses it rather than guess a number",
+          "{}: value {} is empty: neither a score Inspect's value_to_float converts nor a label; give the sample a "
+          "score, or null for none",
           name, v.dump()));
+    else
+      out->push_back({name, std::numeric_limits<double>::quiet_NaN(), s});  // a label
   } else if (v.is_object()) {
-    for (const auto& [k, sub] : v.items()) NF_RETURN_IF_ERROR(add_value(name + "." + k, sub, "", out));
+    for (const auto& [k, sub] : v.items()) NF_RETURN_IF_ERROR(add_value(name + "." + k, sub, "", out, written));
   } else if (v.is_array()) {
-    for (size_t i = 0; i < v.size(); ++i) NF_RETURN_IF_ERROR(add_value(fmt::format("{}[{}]", name, i), v[i], "", out));
+    for (size_t i = 0; i < v.size(); ++i)
+      NF_RETURN_IF_ERROR(add_value(fmt::format("{}[{}]", name, i), v[i], "", out, written));
   }
+  if (written != nullptr && out->size() == before + 1) written->push_back(v.dump());
   return Status::Ok();
 }
 
@@ -247,11 +257,21 @@ Status read_sample(const LogContext& ctx, const std::string& where, const nlohma
     if (!sc.is_object() || !sc.contains("value"))
       return err("scores." + scorer, "expected an object with a 'value', found " + json_type(sc));
     const nlohmann::json answer = sc.value("answer", nlohmann::json());
-    auto outcomes = inspect_score_outcomes(scorer, sc["value"], answer);
-    if (!outcomes.ok())
-      return InvalidArgument(fmt::format("{}: {} (sample {}, epoch {}): scores.{}", ctx.path, where, item,
-                                         epoch.dump(), outcomes.status().message()));
-    for (auto& o : *outcomes) d.outcomes.push_back(std::move(o));
+    std::vector<Outcome> outcomes;
+    std::vector<std::string> written;
+    const std::string at = fmt::format("{} (sample {}, epoch {})", where, item, epoch.dump());
+    if (Status st = add_value(scorer, sc["value"], answer.is_string() ? answer.get<std::string>() : std::string(),
+                              &outcomes, &written);
+        !st.ok())
+      return InvalidArgument(fmt::format("{}: {}: scores.{}", ctx.path, at, st.message()));
+    for (size_t k = 0; k < outcomes.size(); ++k) {
+      // Every value of an outcome is a score, or every one a label (ScoreKind).
+      const ScoreKind kind{std::isnan(outcomes[k].value), at, written[k]};
+      auto [it, first] = log->score_kinds.emplace(outcomes[k].name, kind);
+      if (!first && it->second.labels != kind.labels)
+        return InvalidArgument(mixed_scores_message(outcomes[k].name, it->second, ctx.path, kind, ctx.path));
+      d.outcomes.push_back(std::move(outcomes[k]));
+    }
   }
   if (d.outcomes.empty()) {
     ++*unscored;
@@ -271,7 +291,8 @@ Status read_sample(const LogContext& ctx, const std::string& where, const nlohma
 Result<std::vector<Outcome>> inspect_score_outcomes(const std::string& scorer, const nlohmann::json& value,
                                                     const nlohmann::json& answer) {
   std::vector<Outcome> out;
-  NF_RETURN_IF_ERROR(add_value(scorer, value, answer.is_string() ? answer.get<std::string>() : std::string(), &out));
+  NF_RETURN_IF_ERROR(
+      add_value(scorer, value, answer.is_string() ? answer.get<std::string>() : std::string(), &out, nullptr));
   return out;
 }
 
@@ -378,6 +399,10 @@ Result<HarnessLog> read_inspect_log(const std::string& path, const InspectReadOp
     // read_sample has checked id and epoch.
     epochs_of[id_text(s["id"])].insert(s.value("epoch", nlohmann::json(1)).get<int>());
   }
+
+  // Label outcomes -> categories, first seen = 0 (code_label_scores recodes them across
+  // the logs of one import).
+  NF_RETURN_IF_ERROR(code_label_scores(std::span<HarnessLog>(&log, 1)));
 
   const std::string status = header.value("status", nlohmann::json("")).is_string()
                                  ? header.value("status", std::string())

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <initializer_list>
+#include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -23,12 +26,16 @@ using nlohmann::json;
 /// JSONL values keep their JSON type; CSV values are strings.
 struct Table {
   std::vector<std::pair<size_t, json>> rows;  // (1-based line, object)
+  /// CSV: the header's names and its line (a missing column is the header's fault, said
+  /// there); JSONL: none (each object names its own fields).
+  std::optional<std::pair<size_t, std::vector<std::string>>> header;
 };
 
 // RFC 4180 CSV (util/csv.h) into objects keyed by the header. Every field is a string.
 Result<Table> parse_csv_table(const std::string& path, const std::string& text) {
   NF_ASSIGN_OR_RETURN(CsvTable csv, parse_csv(path, text));
   Table t;
+  t.header = std::make_pair(csv.header_line, csv.header);
   for (auto& [ln, f] : csv.records) {
     json o = json::object();
     for (size_t c = 0; c < f.size(); ++c) o[csv.header[c]] = std::move(f[c]);
@@ -64,11 +71,31 @@ Result<Table> read_table(const std::string& path) {
   return InvalidArgument(fmt::format("{}: unknown format (expected a .csv or .jsonl file)", path));
 }
 
-// "FILE:LINE: COL: missing column", with the closest column present as a suggestion.
+// "FILE:LINE: COL: missing ... (it has: a, b)", with the closest name present as a
+// suggestion: LINE is the CSV header's, or the JSONL object's.
+Status missing_column(const std::string& path, size_t line, const std::vector<std::string>& present, const char* col,
+                      bool csv_header) {
+  return InvalidArgument(fmt::format("{}:{}: {}: missing column{}; {} has: {}; add the '{}' {} (or rename the one "
+                                     "meant)",
+                                     path, line, col, did_you_mean(col, present),
+                                     csv_header ? "the header" : "this row's object",
+                                     present.empty() ? std::string("nothing") : join(present, ", "), col,
+                                     csv_header ? "column" : "field"));
+}
+
 Status missing_column(const std::string& path, size_t line, const json& o, const char* col) {
   std::vector<std::string> present;
   for (const auto& [k, v] : o.items()) present.push_back(k);
-  return InvalidArgument(fmt::format("{}:{}: {}: missing column{}", path, line, col, did_you_mean(col, present)));
+  return missing_column(path, line, present, col, false);
+}
+
+// A CSV table's header lacks one of `cols`: refused at the header's line, before any row.
+Status require_columns(const std::string& path, const Table& t, std::initializer_list<const char*> cols) {
+  if (!t.header) return Status::Ok();
+  const auto& [line, names] = *t.header;
+  for (const char* col : cols)
+    if (std::find(names.begin(), names.end(), col) == names.end()) return missing_column(path, line, names, col, true);
+  return Status::Ok();
 }
 
 // The label cell: a missing column is an error (a misspelt "label" header would otherwise
@@ -93,7 +120,9 @@ Result<std::string> text_field(const std::string& path, size_t line, const json&
 }
 
 // A 0/1 label (1, 0, "1", "0", true, false, "true", "false"); empty/null -> nullopt.
-Result<std::optional<int>> label_field(const std::string& path, size_t line, const json& v, const char* col) {
+// `what` says what an empty one means ("or empty for a missing vote"; "" when refused).
+Result<std::optional<int>> label_field(const std::string& path, size_t line, const json& v, const char* col,
+                                       const char* what = ", or empty for a missing vote") {
   if (v.is_null()) return std::optional<int>();
   if (v.is_boolean()) return std::optional<int>(v.get<bool>() ? 1 : 0);
   if (v.is_number_integer() && (v.get<int64_t>() == 0 || v.get<int64_t>() == 1))
@@ -104,8 +133,9 @@ Result<std::optional<int>> label_field(const std::string& path, size_t line, con
     if (s == "1" || s == "true" || s == "True") return std::optional<int>(1);
     if (s == "0" || s == "false" || s == "False") return std::optional<int>(0);
   }
-  return InvalidArgument(fmt::format("{}:{}: {}: expected 1/0/true/false or empty, found {}", path, line, col,
-                                     v.dump()));
+  return InvalidArgument(fmt::format("{}:{}: {}: expected 1 (criterion met) or 0 (not met), also written true/false{}; "
+                                     "found {}",
+                                     path, line, col, what, v.dump()));
 }
 
 }  // namespace
@@ -119,8 +149,10 @@ Result<std::string> ProviderMap::provider_of(const std::string& model) const {
 
 Result<std::vector<VoteRecord>> read_votes(const std::string& path, std::vector<std::string>* warnings) {
   NF_ASSIGN_OR_RETURN(Table t, read_table(path));
+  NF_RETURN_IF_ERROR(
+      require_columns(path, t, {"subject", "subject_provider", "item", "cluster", "judge", "judge_provider", "label"}));
   std::vector<VoteRecord> out;
-  std::set<std::tuple<std::string, std::string, std::string>> seen;
+  std::map<std::tuple<std::string, std::string, std::string>, size_t> seen;  // -> first line
   // Key values that differ only by surrounding whitespace: refused; by case: warned.
   std::vector<KeySpellings> keys;
   for (const char* col : {"subject", "subject_provider", "item", "cluster", "judge", "judge_provider"})
@@ -139,9 +171,10 @@ Result<std::vector<VoteRecord>> read_votes(const std::string& path, std::vector<
     size_t k = 0;
     for (const std::string* value : {&v.subject, &v.subject_provider, &v.item, &v.cluster, &v.judge, &v.judge_provider})
       NF_RETURN_IF_ERROR(keys[k++].check(*value, line));
-    if (!seen.insert({v.subject, v.item, v.judge}).second)
-      return InvalidArgument(fmt::format("{}:{}: duplicate vote (subject {}, item {}, judge {})", path, line,
-                                         v.subject, v.item, v.judge));
+    if (auto [it, inserted] = seen.emplace(std::make_tuple(v.subject, v.item, v.judge), line); !inserted)
+      return InvalidArgument(fmt::format("{}:{}: judge: a second vote by judge '{}' on subject '{}', item '{}' (the "
+                                         "first is on line {}): give each judge one vote per subject and item",
+                                         path, line, v.judge, v.subject, v.item, it->second));
     out.push_back(std::move(v));
   }
   if (warnings != nullptr)
@@ -151,8 +184,9 @@ Result<std::vector<VoteRecord>> read_votes(const std::string& path, std::vector<
 
 Result<std::vector<LabelRecord>> read_labels(const std::string& path, std::vector<std::string>* warnings) {
   NF_ASSIGN_OR_RETURN(Table t, read_table(path));
+  NF_RETURN_IF_ERROR(require_columns(path, t, {"rater", "subject", "item", "label"}));
   std::vector<LabelRecord> out;
-  std::set<std::tuple<std::string, std::string, std::string>> seen;
+  std::map<std::tuple<std::string, std::string, std::string>, size_t> seen;  // -> first line
   std::vector<KeySpellings> keys;  // as in read_votes
   for (const char* col : {"rater", "subject", "item"}) keys.emplace_back(path, col);
   for (const auto& [line, o] : t.rows) {
@@ -161,14 +195,18 @@ Result<std::vector<LabelRecord>> read_labels(const std::string& path, std::vecto
     NF_ASSIGN_OR_RETURN(r.subject, text_field(path, line, o, "subject", false));
     NF_ASSIGN_OR_RETURN(r.item, text_field(path, line, o, "item", false));
     NF_ASSIGN_OR_RETURN(const json label, label_cell(path, line, o));
-    NF_ASSIGN_OR_RETURN(auto l, label_field(path, line, label, "label"));
-    if (!l) return InvalidArgument(fmt::format("{}:{}: label: must not be empty", path, line));
+    NF_ASSIGN_OR_RETURN(auto l, label_field(path, line, label, "label", ""));
+    if (!l)
+      return InvalidArgument(fmt::format("{}:{}: label: empty: a human label is 1 (criterion met) or 0 (not met), also "
+                                         "written true/false; fill it in, or leave the row out",
+                                         path, line));
     r.label = *l;
     size_t k = 0;
     for (const std::string* value : {&r.rater, &r.subject, &r.item}) NF_RETURN_IF_ERROR(keys[k++].check(*value, line));
-    if (!seen.insert({r.rater, r.subject, r.item}).second)
-      return InvalidArgument(fmt::format("{}:{}: duplicate label (rater {}, subject {}, item {})", path, line,
-                                         r.rater, r.subject, r.item));
+    if (auto [it, inserted] = seen.emplace(std::make_tuple(r.rater, r.subject, r.item), line); !inserted)
+      return InvalidArgument(fmt::format("{}:{}: rater: a second label by rater '{}' on subject '{}', item '{}' (the "
+                                         "first is on line {}): give each rater one label per subject and item",
+                                         path, line, r.rater, r.subject, r.item, it->second));
     out.push_back(std::move(r));
   }
   if (warnings != nullptr)
@@ -229,7 +267,7 @@ Result<std::vector<std::pair<std::string, int>>> read_annotation_labels(const st
   for (const auto& [line, o] : t.rows) {
     NF_ASSIGN_OR_RETURN(std::string id, text_field(path, line, o, "annotation_id", false));
     if (!o.contains("human_label")) return InvalidArgument(fmt::format("{}:{}: human_label: missing column", path, line));
-    NF_ASSIGN_OR_RETURN(auto l, label_field(path, line, o["human_label"], "human_label"));
+    NF_ASSIGN_OR_RETURN(auto l, label_field(path, line, o["human_label"], "human_label", ""));
     if (!l) return InvalidArgument(fmt::format("{}:{}: human_label: must not be empty", path, line));
     if (!seen.insert(id).second)
       return InvalidArgument(fmt::format("{}:{}: annotation_id: {} appears twice", path, line, id));

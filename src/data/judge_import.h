@@ -47,9 +47,12 @@ struct ProviderMap {
 /// Reads the long vote format: CSV (header row, any column order, RFC 4180 quoting) or
 /// JSONL (by extension .csv / .jsonl / .json) with columns subject, subject_provider,
 /// item, cluster, judge, judge_provider, label. label is 1/0/true/false; empty (CSV) or
-/// null/absent (JSONL) = missing vote. cluster may be empty (= item).
-/// Errors: InvalidArgument "path:line: column: problem" for a missing column, an empty
-/// key field, a bad label, or a duplicate (subject, item, judge); in JSONL also a key
+/// null (JSONL) = missing vote (an absent label field is an error: a misspelt header must
+/// not turn every vote into a missing one). cluster may be empty (= item).
+/// Errors: InvalidArgument "path:line: column: problem" for a missing column (a CSV's at
+/// the header's line, listing the header and the closest name; a JSONL object's at its
+/// line), an empty key field, a bad label, or a second vote of one judge on one (subject,
+/// item) (naming the first one's line); in JSONL also a key
 /// repeated in one object (data/json_line.h parse_json_line); two values of one key
 /// column (subject, subject_provider, item, cluster after its default, judge,
 /// judge_provider) that differ only by surrounding whitespace ("q1", "q1 "), naming both
@@ -60,8 +63,9 @@ struct ProviderMap {
 Result<std::vector<VoteRecord>> read_votes(const std::string& path, std::vector<std::string>* warnings = nullptr);
 
 /// Reads the long label format (CSV or JSONL): rater, subject, item, label (1/0/true/false).
-/// Errors: as read_votes() (key columns rater, subject, item); a label may not be empty;
-/// duplicate (rater, subject, item). Warnings: as read_votes().
+/// Errors: as read_votes() (key columns rater, subject, item); an empty label ("FILE:LINE:
+/// label: empty: a human label is 1 (criterion met) or 0 (not met) ..."); a second label of
+/// one rater on one (subject, item), naming the first one's line. Warnings: as read_votes().
 Result<std::vector<LabelRecord>> read_labels(const std::string& path, std::vector<std::string>* warnings = nullptr);
 
 /// Reads the released votes.jsonl: one object per line with subject_model, item

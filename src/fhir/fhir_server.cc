@@ -13,6 +13,7 @@
 #include <httplib.h>
 
 #include "util/hash.h"
+#include "util/json_depth.h"
 #include "util/strings.h"
 
 namespace nf {
@@ -476,6 +477,8 @@ FhirResponse FhirServer::write(const FhirRequest& req, const std::string& sessio
   if (std::find(wt.begin(), wt.end(), path) == wt.end())
     return error_response(known_types().count(path) ? 405 : 404, "not-supported",
                           fmt::format("resource type '{}' cannot be created on this server", path));
+  if (Status deep = check_json_depth(req.body, "the request body"); !deep.ok())  // a hostile client
+    return error_response(400, "structure", deep.message());
   nlohmann::json r = nlohmann::json::parse(req.body, nullptr, false);
   if (r.is_discarded()) return error_response(400, "structure", "the request body is not valid JSON");
   if (!r.is_object()) return error_response(400, "structure", "the request body is not a JSON object");

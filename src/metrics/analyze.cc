@@ -14,6 +14,27 @@
 
 namespace nf {
 
+Status check_vote_sizes_flag(const StudyRecord& study, const std::vector<int>& flag_sizes) {
+  if (flag_sizes.empty() || !study.spec.is_object() || !study.spec.contains("analyses") ||
+      !study.spec["analyses"].is_array())
+    return Status::Ok();
+  for (const auto& a : study.spec["analyses"]) {
+    if (!a.is_object() || a.value("name", "") != "majority_floor" || !a.contains("options") ||
+        !a["options"].is_object() || !a["options"].contains("vote_sizes"))
+      continue;
+    auto declared = majority_vote_sizes(a["options"]);
+    if (!declared.ok()) return Status::Ok();  // the analysis reports its own option error
+    const std::set<int> want(flag_sizes.begin(), flag_sizes.end()), have(declared->begin(), declared->end());
+    if (want == have) return Status::Ok();
+    return InvalidArgument(fmt::format(
+        "--vote-sizes {} and the study's majority_floor {{\"vote_sizes\": [{}]}} (analyses of study '{}') disagree: "
+        "give the vote sizes once: leave out --vote-sizes to use the study's, or name the analyses yourself, e.g. "
+        "--analysis floor --analysis 'majority_floor={{\"vote_sizes\":[{}]}}'",
+        fmt::join(flag_sizes, ","), fmt::join(*declared, ", "), study.name, fmt::join(flag_sizes, ",")));
+  }
+  return Status::Ok();
+}
+
 Result<nlohmann::json> analyze_store(Store& store, const AnalyzeOptions& options_in) {
   AnalyzeOptions options = options_in;
   nlohmann::json results;
@@ -113,14 +134,12 @@ Result<nlohmann::json> analyze_store(Store& store, const AnalyzeOptions& options
       analyses.push_back({"human_validity", nlohmann::json::object()});
   }
   // Option probabilities (issue 6 item 7): whenever a subject of the study asked for
-  // logprobs (left out when none of their draws has option probabilities).
-  bool option_probs_auto = false;
+  // logprobs (skipped, with the reason, when none of their draws has option probabilities).
   if (study.ok() && study->spec.contains("subjects") && study->spec["subjects"].is_array())
     for (const auto& s : study->spec["subjects"])
       if (s.is_object() && s.value("logprobs", 0) > 0 &&
           std::none_of(analyses.begin(), analyses.end(), [](const AnalysisSpec& a) { return a.name == "option_probs"; })) {
         analyses.push_back({"option_probs", nlohmann::json::object()});
-        option_probs_auto = true;
         break;
       }
 
@@ -144,9 +163,7 @@ Result<nlohmann::json> analyze_store(Store& store, const AnalyzeOptions& options
     if (entry == nullptr)
       return InvalidArgument(
           fmt::format("analyses: unknown analysis '{}'{}", a.name, did_you_mean(a.name, analysis_names())));
-    NF_ASSIGN_OR_RETURN(auto section, entry->run(ctx, a.options));
-    if (a.name == "option_probs" && option_probs_auto && section.contains("rows") && section["rows"].empty())
-      continue;
+    NF_ASSIGN_OR_RETURN(auto section, run_analysis(*entry, ctx, a.options));
     results["analyses"][a.name] = std::move(section);
   }
   // Conditions in the study's order, not alphabetical (metrics/condition_order.h).

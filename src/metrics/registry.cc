@@ -252,6 +252,11 @@ Result<nlohmann::json> run_option_probs(AnalysisContext& ctx, const nlohmann::js
   NF_ASSIGN_OR_RETURN(auto op_draws, read_option_prob_draws(ctx.store, subjects, ctx.include_cached));
   j["rows"] = nlohmann::json::array();
   for (const auto& r : compute_option_probs(op_draws)) j["rows"].push_back(option_prob_row_to_json(r));
+  if (j["rows"].empty())
+    j["skipped"] = fmt::format(
+        "no ok MCQ draw of {} carries option probabilities (the server returned no logprobs, or the draws were "
+        "imported without them); `logprobs: N` on a subject asks an OpenAI-compatible server for them",
+        fmt::join(subjects, ", "));
   return j;
 }
 
@@ -273,7 +278,19 @@ Result<nlohmann::json> run_rerun(AnalysisContext& ctx, const nlohmann::json& opt
   // metrics/rerun.h (seed 002 §4); options are validated by rerun_options_from_json
   NF_ASSIGN_OR_RETURN(auto ro, rerun_options_from_json(options, ctx.bootstrap));
   NF_ASSIGN_OR_RETURN(auto in, read_rerun_runs(ctx.store, ctx.include_cached));
-  return rerun_analysis(in.first, in.second, ro);
+  NF_ASSIGN_OR_RETURN(nlohmann::json j, rerun_analysis(in.first, in.second, ro));
+  if (in.first.empty() && !in.second.empty()) {  // FHIR agent arms whose every draw failed: no table of zeros
+    int64_t api = 0, parse = 0;
+    for (const auto& [arm, ex] : in.second) {
+      api += ex.api_error;
+      parse += ex.parse_error;
+    }
+    j["skipped"] = fmt::format(
+        "no FHIR agent run parsed to compare: the study's draws are {} api_error and {} parse_error (api_errors are "
+        "retried by re-running the same command; docs/fhir-rerun.md)",
+        api, parse);
+  }
+  return j;
 }
 
 }  // namespace
@@ -281,29 +298,54 @@ Result<nlohmann::json> run_rerun(AnalysisContext& ctx, const nlohmann::json& opt
 Result<std::vector<int>> majority_vote_sizes(const nlohmann::json& options) { return vote_sizes_of(options); }
 
 const std::vector<AnalysisEntry>& analysis_registry() {
+  // {name, summary, run, rows_key, needs}: rows_key "" for an analysis that says itself
+  // why it is skipped (the judge analyses, envelope).
+  static const std::string kOkDraws =
+      "ok draws with outcomes (a store of imported votes or labels has none: run the study or import draws)";
   static const std::vector<AnalysisEntry> kRegistry{
-      {"floor", "instability floor per subject x config x condition x outcome (seed 000 §III.B)", run_floor},
+      {"floor", "instability floor per subject x config x condition x outcome (seed 000 §III.B)", run_floor, "rows",
+       kOkDraws},
       {"majority_floor", "floor left after a majority vote over R' draws; {\"vote_sizes\": [3, 5]} (seed 000 §D)",
-       run_majority_floor},
+       run_majority_floor, "rows", kOkDraws},
       {"mcq_robustness", "accuracy none vs shuffle (exact McNemar), removal rates (seed 004 §2.4, §3.5)",
-       run_mcq_robustness},
+       run_mcq_robustness, "rows",
+       "`correct` outcomes under the conditions none, shuffle, remove_answer or remove_context (an mcq study with "
+       "those conditions)"},
       {"judge_panel", "judge reliability and same-provider effect; {\"focus_subject\": S} (seed 004 §2.6, §3.3)",
-       [](AnalysisContext& c, const nlohmann::json& o) { return run_judge_analysis("judge_panel", c, o); }},
+       [](AnalysisContext& c, const nlohmann::json& o) { return run_judge_analysis("judge_panel", c, o); }, "", ""},
       {"human_validity", "judges against human raters; {\"strata_fields\": [...]} (seed 004 §3.1, §3.4)",
-       [](AnalysisContext& c, const nlohmann::json& o) { return run_judge_analysis("human_validity", c, o); }},
+       [](AnalysisContext& c, const nlohmann::json& o) { return run_judge_analysis("human_validity", c, o); }, "",
+       ""},
       {"fairness",
        "descriptor flips vs floor, paired differences, sample sizes (seed 000); options in docs/fairness.md",
-       run_fairness},
+       run_fairness, "rows",
+       "draws under a reference condition (ref_white_man_private, `reference` by default, or the option "
+       "{\"reference\": C}) beside descriptor conditions: a vignettes study with descriptor arms (docs/fairness.md)"},
       {"paired_subjects", "accuracy per subject and exact McNemar between subjects on shared items, Holm",
-       run_paired_subjects},
+       run_paired_subjects, "subjects", kOkDraws},
       {"rerun", "same-input rerun of a FHIR agent: order-set, omission, endpoint, trajectory divergence (seed 002 §4)",
-       run_rerun},
-      {"option_probs", "gold-option probability from logprobs; {\"subjects\": [...]} (issue 6)", run_option_probs},
+       run_rerun, "arms",
+       "FHIR agent draws (task fhir_agent: each run's verdict, orders and trajectory; docs/fhir-rerun.md)"},
+      {"option_probs", "gold-option probability from logprobs; {\"subjects\": [...]} (issue 6)", run_option_probs,
+       "rows", "MCQ draws with option probabilities (a subject with `logprobs: N` served by a server that returns them)"},
       {"envelope", "configuration envelope: SDI, CFR, rho_flip, tau_R, reachable orderings (seed 003); docs/envelope.md",
-       run_envelope},
-      {"bbq_bias", "BBQ bias score s_DIS / s_AMB of a bbq study's draws (Parrish et al. 2022)", run_bbq_bias},
+       run_envelope, "", ""},
+      {"bbq_bias", "BBQ bias score s_DIS / s_AMB of a bbq study's draws (Parrish et al. 2022)", run_bbq_bias, "rows",
+       "`choice` outcomes of BBQ items (dataset format bbq)"},
   };
   return kRegistry;
+}
+
+std::string nothing_to_analyse(const AnalysisEntry& entry) {
+  return "nothing to analyse: the store holds no " + entry.needs;
+}
+
+Result<nlohmann::json> run_analysis(const AnalysisEntry& entry, AnalysisContext& ctx, const nlohmann::json& options) {
+  NF_ASSIGN_OR_RETURN(nlohmann::json section, entry.run(ctx, options));
+  if (!section.is_object() || section.contains("skipped") || entry.rows_key.empty()) return section;
+  const auto rows = section.find(entry.rows_key);
+  if (rows == section.end() || !rows->is_array() || rows->empty()) section["skipped"] = nothing_to_analyse(entry);
+  return section;
 }
 
 const AnalysisEntry* find_analysis(const std::string& name) {

@@ -4,7 +4,10 @@
 //
 // Adding an analysis: write `Result<nlohmann::json> run_x(AnalysisContext&, const json&)`
 // (beside its computation, e.g. metrics/x.cc) and add one line to the table in
-// metrics/registry.cc. The spec layer keeps the names a study file may list
+// metrics/registry.cc, with the array its results live in and what it needs (said when
+// the store holds none of it), and one line to report/markdown.cc report_sections() for
+// its report.md section (tests/report/skipped_section_test.cc pins that every registered
+// analysis has one). The spec layer keeps the names a study file may list
 // (spec/study.h known_analyses(); a test pins that every such name is registered).
 #pragma once
 
@@ -93,11 +96,31 @@ Result<std::vector<int>> majority_vote_sizes(const nlohmann::json& options);
 /// One registered analysis. `run` returns its results.json section (an object with at
 /// least `method` and `source`, or `skipped` with the reason); it returns InvalidArgument
 /// naming `NAME.option` for a bad option. `summary` is one line for `analyze --help`.
+///
+/// An analysis that the store's data cannot support says so instead of a heading over an
+/// empty table or a table of zeros: `run` may set `skipped` itself (with a reason it alone
+/// knows), and run_analysis sets it for every analysis whose `rows_key` array came back
+/// empty, with the reason `needs` ("needs ...: what data the analysis reads").
 struct AnalysisEntry {
   std::string name;
   std::string summary;
   std::function<Result<nlohmann::json>(AnalysisContext&, const nlohmann::json& options)> run;
+  /// The section's array of results ("rows"; rerun: "arms"; envelope: "subjects"): empty
+  /// means the store held nothing this analysis reads.
+  std::string rows_key = "rows";
+  /// What the analysis reads, said when it has nothing to read: "draws under the
+  /// conditions none and shuffle, remove_answer or remove_context (an MCQ study)".
+  std::string needs;
 };
+
+/// Runs `entry` on `ctx` and marks a section with nothing to show as skipped: when `run`
+/// did not skip and the section's `entry.rows_key` array is absent or empty, sets
+/// `skipped` = "nothing to analyse: the store holds no <entry.needs>" (the other keys are
+/// kept). Errors: `run`'s.
+Result<nlohmann::json> run_analysis(const AnalysisEntry& entry, AnalysisContext& ctx, const nlohmann::json& options);
+
+/// The `skipped` reason run_analysis gives `entry` when its section has no rows.
+std::string nothing_to_analyse(const AnalysisEntry& entry);
 
 /// Every registered analysis, in the order results.json and the report list them.
 const std::vector<AnalysisEntry>& analysis_registry();

@@ -462,6 +462,10 @@ Result<std::pair<std::vector<RerunRun>, std::map<std::string, RerunExcluded>>> r
                                                                                                  bool include_cached) {
   std::vector<RerunRun> runs;
   std::map<std::string, RerunExcluded> excluded;
+  // The failed draws of a fhir_agent study are its arms' excluded runs; another store's
+  // (an MCQ study's parse errors) are not FHIR agent runs.
+  auto study = store.get_study();
+  const bool fhir_study = study.ok() && study->spec.is_object() && study->spec.value("task", "") == "fhir_agent";
   NF_ASSIGN_OR_RETURN(auto counts, store.status_counts());
   for (const auto& c : counts) {
     auto& e = excluded[c.subject + "|" + c.config];
@@ -473,6 +477,12 @@ Result<std::pair<std::vector<RerunRun>, std::map<std::string, RerunExcluded>>> r
     if (r.outcome != "pass") continue;
     NF_ASSIGN_OR_RETURN(Draw d, store.get_draw(DrawKey{r.subject, r.item, r.condition, r.config, r.replicate}));
     const nlohmann::json detail = d.extra.value("condition", nlohmann::json::object());
+    // Only a FHIR agent's run (task/fhir_agent_task.cc: a trajectory and its orders): a
+    // `pass` outcome of another task or an import has no orders to compare, and would
+    // make a table of zeros.
+    if (!detail.is_object() || !detail.contains("trajectory") || !detail["trajectory"].is_array() ||
+        !detail.contains("orders") || !detail["orders"].is_array())
+      continue;
     RerunRun run = rerun_run_from_detail(detail);
     run.subject = r.subject;
     run.config = r.config;
@@ -481,6 +491,11 @@ Result<std::pair<std::vector<RerunRun>, std::map<std::string, RerunExcluded>>> r
     run.replicate = r.replicate;
     run.pass = r.value == 1.0;
     runs.push_back(std::move(run));
+  }
+  if (!fhir_study) {
+    std::set<std::string> arms;
+    for (const auto& r : runs) arms.insert(r.subject + "|" + r.config);
+    std::erase_if(excluded, [&](const auto& e) { return !arms.count(e.first); });
   }
   return std::make_pair(std::move(runs), std::move(excluded));
 }

@@ -102,10 +102,13 @@ RerunRun rerun_run_from_detail(const nlohmann::json& detail);
 
 class Store;
 
-/// Reads the rerun runs of a fhir_agent store: every ok draw with a `pass` outcome
-/// (cached draws only when `include_cached`), its orders, canonical actions and verdict
+/// Reads the rerun runs of a fhir_agent store: every ok draw with a `pass` outcome whose
+/// stored detail is a FHIR agent's (a `trajectory` and an `orders` array; any other draw
+/// is left out, so a store without FHIR agent draws gives no runs) (cached draws only
+/// when `include_cached`), its orders, canonical actions and verdict
 /// from the stored trajectory (task/fhir_agent_task.h), and the parse_error / api_error
-/// counts per arm. Errors: the store's.
+/// counts per arm (every arm of a fhir_agent study; in any other store only the arms
+/// with runs). Errors: the store's.
 Result<std::pair<std::vector<RerunRun>, std::map<std::string, RerunExcluded>>> read_rerun_runs(Store& store,
                                                                                                  bool include_cached);
 

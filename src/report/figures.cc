@@ -1,6 +1,7 @@
 #include "report/figures.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <set>
@@ -27,6 +28,12 @@ json numval(const json& o, const char* key) {
 }
 
 std::string fmt3(const json& v) { return v.is_number() ? fmt::format("{:.3f}", v.get<double>()) : "n/a"; }
+
+// "full-compliance rate" -> "Full-compliance rate".
+std::string capitalized(std::string s) {
+  if (!s.empty()) s[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(s[0])));
+  return s;
+}
 
 bool flagged(const json& r) { return r.value("degenerate", false) || r.value("few_clusters", false); }
 
@@ -461,13 +468,16 @@ void generic_figures(json& out, const std::string& name, const json& a) {
       if (values.size() >= static_cast<size_t>(kMaxRows)) break;
     }
     if (values.empty()) continue;
-    // Titles for the arrays the shipped analyses emit; any other reads "analysis: key".
-    static const std::map<std::string, std::string> kTitles = {
-        {"judge_panel/rates", "Appropriate-response rate by judge and subject"},
-        {"judge_panel/by_condition", "Appropriate-response rate by condition, judge and subject"},
+    // Titles for the arrays the shipped analyses emit; any other reads "analysis: key". The
+    // judge panel's rate is the one its criterion defines (rate_label, metrics/judge_panel.h
+    // judge_rate_label: "full-compliance rate" for XSTest), as the report's text says.
+    const std::string rate = capitalized(a.value("rate_label", std::string("appropriate-response rate")));
+    const std::map<std::string, std::string> titles = {
+        {"judge_panel/rates", rate + " by judge and subject"},
+        {"judge_panel/by_condition", rate + " by condition, judge and subject"},
         {"mcq_robustness/rows", "MCQ accuracy and inappropriate-confident rates"}};
-    const auto known = kTitles.find(name + "/" + key);
-    const std::string title = known != kTitles.end() ? known->second : fmt::format("{}: {}", name, key);
+    const auto known = titles.find(name + "/" + key);
+    const std::string title = known != titles.end() ? known->second : fmt::format("{}: {}", name, key);
     out.push_back(figure(fmt::format("{}-{}", name, key), name, title,
                          rows.size() > static_cast<size_t>(kMaxRows)
                              ? fmt::format("First {} of {} rows (the table lists every row).", kMaxRows, rows.size())

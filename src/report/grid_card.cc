@@ -140,11 +140,6 @@ void scorers_markdown(std::string& md, const nlohmann::json& sc) {
 }  // namespace
 
 void envelope_markdown(std::string& md, const nlohmann::json& f) {
-  md += "## Configuration envelope\n\n";
-  if (f.contains("skipped")) {
-    md += "Skipped: " + f["skipped"].get<std::string>() + "\n\n";
-    return;
-  }
   md += fmt::format(
       "Is \"A beats B\" a property of the models or of the harness? {} subjects over {} configurations, outcome "
       "`{}` ({}). A pair is free of strict reversal on this grid iff rho_flip = min(n+, n-) / |C| = 0; that does "

@@ -19,7 +19,8 @@ namespace nf {
 /// when results has no envelope section or it was skipped. Pure function of its input.
 nlohmann::json grid_card(const nlohmann::json& results);
 
-/// The report.md section for an envelope section `f` of results.json (appended to `md`):
+/// The body of report.md's envelope section for a section `f` of results.json that is not
+/// skipped (appended to `md`; render_markdown writes the heading and a skipped section):
 /// per-subject dispersion, the pairwise verdict table with rho_flip and the certificate,
 /// the reachable orderings, tau_R and the mismatch rate beside its null, the variance
 /// partition and the parse-clean rerun; with scoring paths over stored completions

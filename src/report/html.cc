@@ -65,15 +65,10 @@ bool js_script_safe(const std::string& s) {
   return true;
 }
 
-// Which analysis a "## " heading of render_markdown opens.
+// Which analysis a "## " heading of render_markdown opens (report/markdown.h report_sections).
 std::string section_analysis(const std::string& heading) {
-  static const std::pair<const char*, const char*> kTitles[] = {
-      {"## Instability floor", "floor"},          {"## Majority-vote floor", "majority_floor"},
-      {"## MCQ robustness", "mcq_robustness"},    {"## Option probabilities", "option_probs"},
-      {"## Judge panel", "judge_panel"},          {"## Judges against human raters", "human_validity"},
-      {"## Fairness audit", "fairness"}};
-  for (const auto& [prefix, name] : kTitles)
-    if (heading.rfind(prefix, 0) == 0) return name;
+  for (const auto& sec : report_sections())
+    if (heading == sec.heading) return sec.analysis;
   return "";
 }
 

@@ -1,5 +1,6 @@
 #include "report/markdown.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <filesystem>
@@ -152,17 +153,12 @@ std::string bootstrap_line(const nlohmann::json& b) {
 }
 
 void judge_panel_section(std::string& md, const nlohmann::json& f) {
-  md += "## Judge panel reliability\n\n";
   const std::string label = f.value("rate_label", std::string("appropriate-response rate"));
   md += "Every judge re-scores the same answers; the rates are the " + label +
         ", the share of votes saying the criterion is met (" + f.value("source", "") +
         "). Parse errors and judge API failures are never votes.\n\n";
   if (f.contains("criterion") && f["criterion"].is_string())
     md += "Criterion (met = 1): " + esc(f["criterion"].get<std::string>()) + "\n\n";
-  if (f.contains("skipped")) {
-    md += "Skipped: " + f["skipped"].get<std::string>() + "\n\n";
-    return;
-  }
   md += bootstrap_line(f["bootstrap"]);
   md += fmt::format("Votes: {} (not votes: {}", num(f["votes"]), num(f["not_votes"]));
   if (f.contains("not_votes_by_status")) {
@@ -198,11 +194,12 @@ void judge_panel_section(std::string& md, const nlohmann::json& f) {
     md += "\n";
   }
   if (f.contains("by_condition") && f["by_condition"].is_array() && !f["by_condition"].empty()) {
-    md += "\n### Appropriate-response rate by condition\n\nThe probe's comparison (seed 004 §2.3): each conversation "
+    md += "\n### " + cap + " by condition\n\nThe probe's comparison (seed 004 §2.3): each conversation "
           "as written and with the latter half of its last user turn removed. CI: prompt-cluster bootstrap (replicates "
           "and judges of one prompt are not independent). Every judge table reads in one direction: the share of "
-          "answers judged appropriate (the seed's inappropriate-confident rate is 1 minus it).\n\n"
-          "| subject | condition | judge | appropriate | rate [CI] |\n|---|---|---|---|---|\n";
+          "votes saying the criterion is met (for the default criterion, the seed's inappropriate-confident rate is "
+          "1 minus it).\n\n"
+          "| subject | condition | judge | criterion met | rate [CI] |\n|---|---|---|---|---|\n";
     for (const auto& r : f["by_condition"])
       md += fmt::format("| {} | {} | {} | {}/{} | {} |\n", esc(r["subject"].get<std::string>()),
                         esc(r["condition"].get<std::string>()), esc(r["judge"].get<std::string>()), num(r["met"]),
@@ -275,13 +272,8 @@ void judge_panel_section(std::string& md, const nlohmann::json& f) {
 }
 
 void human_validity_section(std::string& md, const nlohmann::json& f) {
-  md += "## Judges against human raters\n\n";
   md += "Human raters and the judge panel on the same answers (" + f.value("source", "") +
         "). Consensus = strict majority of the raters.\n\n";
-  if (f.contains("skipped")) {
-    md += "Skipped: " + f["skipped"].get<std::string>() + "\n\n";
-    return;
-  }
   md += bootstrap_line(f["bootstrap"]);
   md += fmt::format("{} answers. Rater appropriate rates: ", num(f["units"]));
   for (size_t i = 0; i < f["raters"].size(); ++i)
@@ -337,7 +329,6 @@ void human_validity_section(std::string& md, const nlohmann::json& f) {
 
 // The fairness audit (metrics/fairness.h; seed 000 §III.B, §IV, S2, S8, S10, S12).
 void fairness_section(std::string& md, const nlohmann::json& f) {
-  md += "## Fairness audit: descriptor flips read against the floor\n\n";
   md += "Per-action instability floors on the reference condition (vignette-cluster bootstrap CIs), then each "
         "descriptor contrast's flip rate beside its action's floor: under no effect the expected flip rate IS the "
         "floor. Signed exact McNemar uses one draw per case; q = Benjamini-Hochberg over the non-control contrasts; "
@@ -403,7 +394,6 @@ void fairness_section(std::string& md, const nlohmann::json& f) {
 // analyses.paired_subjects (metrics/paired_subjects.h): accuracy over all draws per
 // subject, then the exact McNemar comparison of every two subjects on the same items.
 void paired_subjects_section(std::string& md, const nlohmann::json& f) {
-  md += "## Subjects compared on the same items\n\n";
   md += "Mean outcome over all ok draws (the accuracy for a 0/1 outcome), then for every two subjects the items both "
         "answered: each item's strict-majority answer over its replicates (ties undetermined, left out), b = items "
         "only the first gets right, c = items only the second gets right, exact two-sided McNemar, Holm over every "
@@ -423,7 +413,105 @@ void paired_subjects_section(std::string& md, const nlohmann::json& f) {
   md += "\n";
 }
 
+void floor_section(std::string& md, const nlohmann::json& f) {
+  md += "How often the system disagrees with itself on the same item under the same condition: the share of "
+        "replicate pairs that disagree (" + f.value("source", "") + "). A flip rate between conditions "
+        "is only evidence of an effect when it clearly exceeds this floor. The cluster-bootstrap interval "
+        "resamples items (clusters); the Wilson interval treats pairs as independent and is too narrow, shown "
+        "for reference.\n\n";
+  if (f.contains("bootstrap"))
+    md += fmt::format("Bootstrap: {} resamples, seed {}, level {}.\n\n", num(f["bootstrap"]["resamples"]),
+                      num(f["bootstrap"]["seed"]), num(f["bootstrap"]["level"], 2));
+  floor_table(md, f["rows"], false);
+  md += "\n";
+}
+
+void majority_floor_section(std::string& md, const nlohmann::json& f) {
+  md += "The floor left after answering with the majority of R' draws: every pair of disjoint R'-subsets of an "
+        "item's replicates, ties undetermined and excluded (" + f.value("source", "") + ").\n\n";
+  if (f.contains("warnings"))
+    for (const auto& w : f["warnings"]) md += "> **Warning:** " + w.get<std::string>() + "\n\n";
+  floor_table(md, f["rows"], true);
+  md += "\n";
+}
+
+void mcq_robustness_section(std::string& md, const nlohmann::json& f) {
+  md += "Accuracy without and with shuffled options on the same items (exact two-sided McNemar on the "
+        "discordant counts b = right then wrong, c = wrong then right), and the inappropriate-confident rate "
+        "when the correct answer or the clinical context is removed (" + f.value("source", "") +
+        "). One draw per item and condition, from the replicate in the `replicate` column (the lowest every "
+        "compared condition has), so the exact test stays valid; `all replicates` gives the same rate over every "
+        "ok draw.\n\n"
+        "| subject | config | metric | replicate | x / n | rate | 95% CI | b | c | p | all replicates |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& r : f["rows"]) {
+    const std::string xn = r.contains("x") ? fmt::format("{}/{}", num(r["x"]), num(r["n"]))
+                                           : (r.contains("n") ? fmt::format("n = {}", num(r["n"])) : "");
+    const std::string all = r.contains("all_replicates")
+                                ? fmt::format("{}/{} = {}", num(r["all_replicates"]["x"]),
+                                              num(r["all_replicates"]["n"]), num(r["all_replicates"]["rate"]))
+                                : "";
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", esc(r.value("subject", "")),
+                      esc(r.value("config", "")), r.value("metric", ""), num(r.value("replicate", nlohmann::json())),
+                      xn, num(r["rate"]), ci(r), r.contains("b") ? num(r["b"]) : "",
+                      r.contains("c") ? num(r["c"]) : "", r.contains("p_value") ? num(r["p_value"], 4) : "", all);
+  }
+  md += "\n";
+}
+
+void option_probs_section(std::string& md, const nlohmann::json& f) {
+  md += "Per ok draw, the probability of each shown option from the first answer token's top logprobs (" +
+        f.value("source", "") +
+        "). An option absent from the top list is unknown, not zero: the mean gold probability averages only the "
+        "draws whose gold option was listed, and the unknown options are counted.\n\n"
+        "| subject | config | condition | draws | mean P(gold) | gold unknown | argmax = answer | unknown options |\n"
+        "|---|---|---|---|---|---|---|---|\n";
+  for (const auto& r : f["rows"]) {
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", esc(r.value("subject", "")),
+                      esc(r.value("config", "")), esc(r.value("condition", "")), num(r["draws"]),
+                      num(r["mean_gold_prob"]), num(r["gold_unknown"]),
+                      r["argmax_match_share"].is_null()
+                          ? std::string("n/a")
+                          : fmt::format("{}/{} ({})", num(r["argmax_matches"]), num(r["argmax_defined"]),
+                                        num(r["argmax_match_share"])),
+                      fmt::format("{}/{}", num(r["options_unknown"]), num(r["options_total"])));
+  }
+  md += "\n";
+}
+
+// analyses.bbq_bias (metrics/bbq_bias.h): the BBQ bias scores per cell and context.
+void bbq_bias_section(std::string& md, const nlohmann::json& f) {
+  md += "One draw per item (the lowest replicate). s_DIS = 2 biased / non-unknown - 1 on the disambiguated contexts, "
+        "s_AMB = (1 - accuracy) s_DIS on the ambiguous ones; 0 = no bias, positive = answers follow the stereotype (" +
+        f.value("source", "") + ").\n\n"
+        "| subject | config | condition | context | items | answered | correct | non-unknown | biased | accuracy | "
+        "bias score |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& r : f["rows"])
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", esc(r.value("subject", "")),
+                      esc(r.value("config", "")), esc(r.value("condition", "")), esc(r.value("context_condition", "")),
+                      num(r["items"]), num(r["answered"]), num(r["correct"]), num(r["non_unknown"]), num(r["biased"]),
+                      num(r["accuracy"]), num(r["score"]));
+  md += "\n";
+}
+
 }  // namespace
+
+const std::vector<ReportSection>& report_sections() {
+  static const std::vector<ReportSection> kSections{
+      {"floor", "## Instability floor", floor_section},
+      {"majority_floor", "## Majority-vote floor", majority_floor_section},
+      {"mcq_robustness", "## MCQ robustness", mcq_robustness_section},
+      {"option_probs", "## Option probabilities (logprobs)", option_probs_section},
+      {"bbq_bias", "## BBQ bias score", bbq_bias_section},
+      {"paired_subjects", "## Subjects compared on the same items", paired_subjects_section},
+      {"judge_panel", "## Judge panel reliability", judge_panel_section},
+      {"human_validity", "## Judges against human raters", human_validity_section},
+      {"fairness", "## Fairness audit: descriptor flips read against the floor", fairness_section},
+      {"rerun", "## Same-input rerun (seed 002 §4)", rerun_section},            // report/rerun_section.h
+      {"envelope", "## Configuration envelope", envelope_markdown},             // report/grid_card.h
+  };
+  return kSections;
+}
 
 std::string render_markdown(const nlohmann::json& results) {
   std::string md;
@@ -461,82 +549,30 @@ std::string render_markdown(const nlohmann::json& results) {
   }
 
   const auto& an = results.contains("analyses") ? results["analyses"] : nlohmann::json::object();
-  if (an.contains("floor")) {
-    const auto& f = an["floor"];
-    md += "## Instability floor\n\n";
-    md += "How often the system disagrees with itself on the same item under the same condition: the share of "
-          "replicate pairs that disagree (" + f.value("source", "") + "). A flip rate between conditions "
-          "is only evidence of an effect when it clearly exceeds this floor. The cluster-bootstrap interval "
-          "resamples items (clusters); the Wilson interval treats pairs as independent and is too narrow, shown "
-          "for reference.\n\n";
-    if (f.contains("bootstrap"))
-      md += fmt::format("Bootstrap: {} resamples, seed {}, level {}.\n\n", num(f["bootstrap"]["resamples"]),
-                        num(f["bootstrap"]["seed"]), num(f["bootstrap"]["level"], 2));
-    floor_table(md, f["rows"], false);
-    md += "\n";
-  }
-  if (an.contains("majority_floor")) {
-    const auto& f = an["majority_floor"];
-    md += "## Majority-vote floor\n\n";
-    md += "The floor left after answering with the majority of R' draws: every pair of disjoint R'-subsets of an "
-          "item's replicates, ties undetermined and excluded (" + f.value("source", "") + ").\n\n";
-    if (f.contains("warnings"))
-      for (const auto& w : f["warnings"]) md += "> **Warning:** " + w.get<std::string>() + "\n\n";
-    floor_table(md, f["rows"], true);
-    md += "\n";
-  }
-  if (an.contains("mcq_robustness")) {
-    const auto& f = an["mcq_robustness"];
-    md += "## MCQ robustness\n\n";
-    md += "Accuracy without and with shuffled options on the same items (exact two-sided McNemar on the "
-          "discordant counts b = right then wrong, c = wrong then right), and the inappropriate-confident rate "
-          "when the correct answer or the clinical context is removed (" + f.value("source", "") +
-          "). One draw per item and condition, from the replicate in the `replicate` column (the lowest every "
-          "compared condition has), so the exact test stays valid; `all replicates` gives the same rate over every "
-          "ok draw.\n\n"
-          "| subject | config | metric | replicate | x / n | rate | 95% CI | b | c | p | all replicates |\n"
-          "|---|---|---|---|---|---|---|---|---|---|---|\n";
-    for (const auto& r : f["rows"]) {
-      const std::string xn = r.contains("x") ? fmt::format("{}/{}", num(r["x"]), num(r["n"]))
-                                             : (r.contains("n") ? fmt::format("n = {}", num(r["n"])) : "");
-      const std::string all = r.contains("all_replicates")
-                                  ? fmt::format("{}/{} = {}", num(r["all_replicates"]["x"]),
-                                                num(r["all_replicates"]["n"]), num(r["all_replicates"]["rate"]))
-                                  : "";
-      md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", esc(r.value("subject", "")),
-                        esc(r.value("config", "")), r.value("metric", ""), num(r.value("replicate", nlohmann::json())),
-                        xn, num(r["rate"]), ci(r), r.contains("b") ? num(r["b"]) : "",
-                        r.contains("c") ? num(r["c"]) : "", r.contains("p_value") ? num(r["p_value"], 4) : "", all);
+  // One section per analysis, in the report's order; an analysis the data could not
+  // support says why, the same way for every analysis (results.json `skipped`).
+  for (const auto& sec : report_sections()) {
+    if (!an.contains(sec.analysis)) continue;
+    const auto& f = an[sec.analysis];
+    md += std::string(sec.heading) + "\n\n";
+    if (f.is_object() && f.contains("skipped")) {
+      md += "Skipped: " + (f["skipped"].is_string() ? f["skipped"].get<std::string>() : f["skipped"].dump()) +
+            "\n\n";
+      continue;
     }
-    md += "\n";
+    sec.render(md, f);
   }
-  if (an.contains("option_probs") && an["option_probs"].contains("rows") && !an["option_probs"]["rows"].empty()) {
-    const auto& f = an["option_probs"];
-    md += "## Option probabilities (logprobs)\n\n";
-    md += "Per ok draw, the probability of each shown option from the first answer token's top logprobs (" +
-          f.value("source", "") +
-          "). An option absent from the top list is unknown, not zero: the mean gold probability averages only the "
-          "draws whose gold option was listed, and the unknown options are counted.\n\n"
-          "| subject | config | condition | draws | mean P(gold) | gold unknown | argmax = answer | unknown options |\n"
-          "|---|---|---|---|---|---|---|---|\n";
-    for (const auto& r : f["rows"]) {
-      md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", esc(r.value("subject", "")),
-                        esc(r.value("config", "")), esc(r.value("condition", "")), num(r["draws"]),
-                        num(r["mean_gold_prob"]), num(r["gold_unknown"]),
-                        r["argmax_match_share"].is_null()
-                            ? std::string("n/a")
-                            : fmt::format("{}/{} ({})", num(r["argmax_matches"]), num(r["argmax_defined"]),
-                                          num(r["argmax_match_share"])),
-                        fmt::format("{}/{}", num(r["options_unknown"]), num(r["options_total"])));
-    }
-    md += "\n";
+  for (const auto& [name, f] : an.items()) {  // an analysis this renderer has no section for
+    if (std::any_of(report_sections().begin(), report_sections().end(),
+                    [&](const ReportSection& sec) { return name == sec.analysis; }))
+      continue;
+    md += "## " + name + "\n\n" +
+          (f.is_object() && f.contains("skipped") && f["skipped"].is_string()
+               ? "Skipped: " + f["skipped"].get<std::string>()
+               : "This report has no section for this analysis; its results are in results.json (analyses." + name +
+                     ").") +
+          "\n\n";
   }
-  if (an.contains("paired_subjects")) paired_subjects_section(md, an["paired_subjects"]);
-  if (an.contains("judge_panel")) judge_panel_section(md, an["judge_panel"]);
-  if (an.contains("human_validity")) human_validity_section(md, an["human_validity"]);
-  if (an.contains("fairness")) fairness_section(md, an["fairness"]);
-  if (an.contains("rerun")) rerun_section(md, an["rerun"]);  // report/rerun_section.h
-  if (an.contains("envelope")) envelope_markdown(md, an["envelope"]);  // report/grid_card.h
   md += "---\nMachine-readable results: `results.json` (schema in docs/results.md).\n";
   return md;
 }

@@ -10,6 +10,21 @@
 
 namespace nf {
 
+/// One analysis section of report.md: the analysis name (results.json analyses.NAME), its
+/// "## " heading and the renderer of its body. render_markdown writes the heading, then
+/// either "Skipped: <reason>" for a section with `skipped` (the same for every analysis) or
+/// the body. An analysis without an entry gets its name as heading and a pointer to
+/// results.json.
+struct ReportSection {
+  const char* analysis;
+  const char* heading;
+  void (*render)(std::string& md, const nlohmann::json& section);
+};
+
+/// The sections, in the order report.md shows them (report/html.h places each analysis's
+/// figures under its heading).
+const std::vector<ReportSection>& report_sections();
+
 /// Returns the Markdown report for `results` (the object analyze_store returns): the summary
 /// (report/summary.h), draw
 /// status counts with parse and API-error rates, then one section per analysis with a

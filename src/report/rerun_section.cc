@@ -35,7 +35,6 @@ std::string esc(std::string s) {
 }  // namespace
 
 void rerun_section(std::string& md, const nlohmann::json& r) {
-  md += "## Same-input rerun (seed 002 §4)\n\n";
   md += "Each task is rerun with every input fixed; the table compares the orders the agent filed across the runs of "
         "a task (a group). Action-level metrics count ordering groups (an order in at least one run); trajectory and "
         "verdict metrics count all groups. Only runs that parsed enter.\n\n";
@@ -49,6 +48,11 @@ void rerun_section(std::string& md, const nlohmann::json& r) {
   for (const auto& a : r.value("arms", nlohmann::json::array())) {
     md += fmt::format("### {} / {}\n\n", a.value("subject", ""), a.value("config", ""));
     const auto ex = a.value("excluded_runs", nlohmann::json::object());
+    if (a.value("runs", nlohmann::json(0)) == 0) {  // nothing to compare: no table of zeros
+      md += fmt::format("No ok run to compare (excluded: {} parse_error, {} api_error runs).\n\n",
+                        n3(ex.value("parse_error", nlohmann::json(0))), n3(ex.value("api_error", nlohmann::json(0))));
+      continue;
+    }
     md += fmt::format("{} groups ({} ordering), {} ok runs ({}-{} per group); excluded: {} parse_error, {} api_error runs.\n\n",
                       n3(a["groups"]), n3(a["ordering_groups"]), n3(a["runs"]), n3(a["runs_per_group"]["min"]),
                       n3(a["runs_per_group"]["max"]), n3(ex.value("parse_error", nlohmann::json(0))),

@@ -7,7 +7,8 @@
 
 namespace nf {
 
-/// Appends the Markdown section for analyses.rerun `r` to `md`: per arm the six metrics
+/// Appends the body of the Markdown section for analyses.rerun `r` (not skipped; the
+/// heading is render_markdown's) to `md`: per arm the six metrics
 /// and pairwise disagreement with counts, denominators, Wilson and family-bootstrap
 /// intervals; the App. B decomposition, changing-orders-stable-verdict and rejected
 /// writes; the McNemar table with Holm-adjusted p; the warnings. Pure.

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "util/hash.h"
+#include "util/json_depth.h"
 #include "util/rng.h"
 #include "util/strings.h"
 
@@ -65,7 +66,9 @@ std::string first_quoted(const std::string& s) {
 nlohmann::json embedded_json(const std::string& s) {
   const size_t a = s.find('{'), b = s.rfind('}');
   if (a == std::string::npos || b == std::string::npos || b < a) return nullptr;
-  nlohmann::json j = nlohmann::json::parse(s.substr(a, b - a + 1), nullptr, false);
+  const std::string text = s.substr(a, b - a + 1);
+  if (!check_json_depth(text, "message").ok()) return nullptr;  // a serve-sim client's message: no recursion bomb
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   return j.is_discarded() ? nlohmann::json(nullptr) : j;
 }
 

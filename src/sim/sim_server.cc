@@ -18,6 +18,7 @@
 #include <httplib.h>
 
 #include "util/hash.h"
+#include "util/json_depth.h"
 #include "util/rng.h"
 #include "util/strings.h"
 
@@ -184,6 +185,10 @@ struct SimServer::Impl {
       return;
     }
     if (fault == "slow") sleep_ms(faults.slow_ms);
+    if (Status deep = check_json_depth(req.body, "request body"); !deep.ok()) {  // a hostile client
+      reply_error(res, 400, deep.message());
+      return;
+    }
     const nlohmann::json body = nlohmann::json::parse(req.body, nullptr, false);
     if (body.is_discarded()) {
       reply_error(res, 400, "malformed JSON body");

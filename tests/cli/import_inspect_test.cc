@@ -301,7 +301,8 @@ TEST(ImportInspect, TheSameLogTwiceOrACopyIsRefusedNamingBothPaths) {
 
 // The tester's repro: one epoch's score "C " (and "c", "NaN", "correct") became category 0,
 // i.e. incorrect (Claude's floor 0.06 -> 0.10). Now exit 2 naming file, sample, epoch,
-// scorer and value; nothing is written.
+// scorer and both values (a label among scores); nothing is written. A scorer of labels
+// only imports as categories (tests/data/harness_log_test.cc).
 TEST(ImportInspect, AScoreInspectCannotConvertExitsTwoNamingFileSampleScorerAndValue) {
   TempDir t;
   const std::string src =
@@ -325,8 +326,11 @@ o.close()
     ASSERT_EQ(std::system((python() + " " + (t / "edit.py") + " '" + src + "' '" + out + "' '" + value + "'").c_str()), 0);
     CmdResult r = run_cli("import inspect " + out + " --store " + (t / "sp.sqlite"), t.path());
     EXPECT_EQ(r.exit_code, 2) << r.err;
-    EXPECT_NE(r.err.find(out + ": samples/2_epoch_3.json (sample 2, epoch 3): scores.match: value " +
-                         nlohmann::json(value).dump() + " is not a score Inspect's value_to_float converts"),
+    // Issue 32 item 3: a label among the scorer's scores is refused as a mix, naming both.
+    EXPECT_NE(r.err.find("scores.match: mixes scores and labels: " + out + ": samples/"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("(a score Inspect's value_to_float converts), but " + out +
+                         ": samples/2_epoch_3.json (sample 2, epoch 3) has " + nlohmann::json(value).dump() +
+                         " (a label)"),
               std::string::npos)
         << r.err;
     EXPECT_FALSE(std::filesystem::exists(t / "sp.sqlite"));

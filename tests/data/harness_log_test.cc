@@ -2,7 +2,9 @@
 // corruption is an error naming the file, never a crash or a silently different number).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
+#include <map>
 #include <cstdio>
 #include <random>
 
@@ -51,24 +53,35 @@ TEST(InspectScores, MapAsInspectsValueToFloat) {
   EXPECT_EQ((*list)[1].name, "s[1]");
 }
 
-// Strings value_to_float cannot convert (it logs a warning and returns 0.0): refused,
-// never a number. Case and whitespace as Inspect: "C" is compared exactly, yes/no/true/false
-// after lower() but without strip(), numbers with Python's float() (which strips).
-TEST(InspectScores, StringsInspectCannotConvertAreRefusedNamingOutcomeAndValue) {
-  for (const char* bad : {"C ", "c", " C", "i", "p", "NaN", "nan", "inf", "-Infinity", "1e999", "correct", " yes",
-                          "no ", "0x10", "1_000", "", "maybe", "1,5"}) {
-    SCOPED_TRACE(bad);
-    auto o = inspect_score_outcomes("match", bad, "B");
+// Strings value_to_float cannot convert (it logs a warning and returns 0.0) are labels,
+// never a number: value NaN until read_inspect_log codes the scorer's labels as categories
+// (or refuses a scorer that mixes them with scores). Case and whitespace as Inspect: "C" is
+// compared exactly, yes/no/true/false after lower() but without strip(), numbers with
+// Python's float() (which strips).
+TEST(InspectScores, StringsInspectCannotConvertAreLabelsNeverNumbers) {
+  for (const char* label : {"C ", "c", " C", "i", "p", "NaN", "nan", "inf", "-Infinity", "1e999", "correct", " yes",
+                            "no ", "0x10", "1_000", "maybe", "1,5"}) {
+    SCOPED_TRACE(label);
+    auto o = inspect_score_outcomes("match", label, "B");
+    ASSERT_TRUE(o.ok()) << o.status().message();
+    ASSERT_EQ(o->size(), 1u);
+    EXPECT_TRUE(std::isnan((*o)[0].value));
+    EXPECT_EQ((*o)[0].label, label);  // the label is the value, not the answer
+  }
+  for (const char* empty : {"", "  "}) {
+    auto o = inspect_score_outcomes("match", empty, "B");
     ASSERT_FALSE(o.ok());
-    EXPECT_EQ(o.status().code(), StatusCode::kInvalidArgument);
-    EXPECT_NE(o.status().message().find("match: value " + nlohmann::json(bad).dump() + " is not a score"),
+    EXPECT_NE(o.status().message().find("match: value " + nlohmann::json(empty).dump() + " is empty"),
               std::string::npos)
         << o.status().message();
   }
-  // Inside a dict: the outcome named is the key's.
+  // Inside a dict: each key is its own outcome.
   auto d = inspect_score_outcomes("m", {{"acc", "C"}, {"grade", "c"}}, nullptr);
-  ASSERT_FALSE(d.ok());
-  EXPECT_NE(d.status().message().find("m.grade: value \"c\""), std::string::npos) << d.status().message();
+  ASSERT_TRUE(d.ok());
+  ASSERT_EQ(d->size(), 2u);
+  EXPECT_EQ((*d)[0].value, 1.0);
+  EXPECT_EQ((*d)[1].name, "m.grade");
+  EXPECT_TRUE(std::isnan((*d)[1].value));
 }
 
 TEST(InspectScores, ConfigIdOfGenerateSettings) {
@@ -118,39 +131,93 @@ TEST(InspectLog, MissingFileIsNotFound) {
   EXPECT_NE(bad_ext.status().message().find("expected .eval or .json"), std::string::npos);
 }
 
-// A hand-written JSON log (Inspect's EvalLog field names) with two samples x 2 epochs.
-std::string json_log(const std::string& eval_id, const std::string& value_2_2) {
+// A hand-written JSON log (Inspect's EvalLog field names) with two samples x 2 epochs, scored
+// `v` (sample 1 epochs 1, 2, sample 2 epochs 1, 2).
+std::string json_log4(const std::string& eval_id, const std::vector<nlohmann::json>& v) {
   return R"({"version": 2, "status": "success",
   "eval": {"task": "toy", "model": "local/m", )" +
          (eval_id.empty() ? std::string() : "\"eval_id\": \"" + eval_id + "\", ") + R"("config": {"epochs": 2}},
   "samples": [
-    {"id": 1, "epoch": 1, "scores": {"match": {"value": "C"}}},
-    {"id": 1, "epoch": 2, "scores": {"match": {"value": "I"}}},
-    {"id": 2, "epoch": 1, "scores": {"match": {"value": "C"}}},
-    {"id": 2, "epoch": 2, "scores": {"match": {"value": )" +
-         nlohmann::json(value_2_2).dump() + R"(}}}
+    {"id": 1, "epoch": 1, "scores": {"match": {"value": )" + v.at(0).dump() + R"(}}},
+    {"id": 1, "epoch": 2, "scores": {"match": {"value": )" + v.at(1).dump() + R"(}}},
+    {"id": 2, "epoch": 1, "scores": {"match": {"value": )" + v.at(2).dump() + R"(}}},
+    {"id": 2, "epoch": 2, "scores": {"match": {"value": )" + v.at(3).dump() + R"(}}}
   ]})";
 }
 
-TEST(InspectLog, AScoreInspectCannotConvertIsAnErrorNamingFileSampleEpochScorerAndValue) {
+std::string json_log(const std::string& eval_id, const std::string& value_2_2) {
+  return json_log4(eval_id, {"C", "I", "C", value_2_2});
+}
+
+TEST(InspectLog, AScorerMixingScoresAndLabelsIsAnErrorNamingFileSampleEpochScorerAndBothValues) {
   testing::TempDir t;
   testing::write_text(t / "ok.json", json_log("e1", "P"));
   auto ok = read_inspect_log(t / "ok.json", {});
   ASSERT_TRUE(ok.ok()) << ok.status().message();
   ASSERT_EQ(ok->draws.size(), 4u);
   EXPECT_EQ(ok->draws[3].outcomes.at(0).value, 0.5);
+  EXPECT_FALSE(ok->score_kinds.at("match").labels);
   for (const char* bad : {"C ", "c", "NaN", "correct"}) {
     SCOPED_TRACE(bad);
     testing::write_text(t / "bad.json", json_log("e1", bad));
     auto log = read_inspect_log(t / "bad.json", {});
     ASSERT_FALSE(log.ok());
     EXPECT_EQ(log.status().code(), StatusCode::kInvalidArgument);
-    EXPECT_NE(log.status().message().find((t / "bad.json") + ": samples[3] (sample 2, epoch 2): scores.match: value " +
-                                          nlohmann::json(bad).dump() + " is not a score Inspect's value_to_float "
-                                                                       "converts"),
+    const std::string f = t / "bad.json";
+    EXPECT_NE(log.status().message().find("scores.match: mixes scores and labels: " + f +
+                                          ": samples[0] (sample 1, epoch 1) has \"C\" (a score Inspect's "
+                                          "value_to_float converts), but " + f + ": samples[3] (sample 2, epoch 2) has " +
+                                          nlohmann::json(bad).dump() + " (a label)"),
               std::string::npos)
         << log.status().message();
   }
+  // The first value a label, a score later: the same message, the other way round.
+  testing::write_text(t / "rev.json", json_log4("e1", {"correct", "wrong", 1, "wrong"}));
+  auto rev = read_inspect_log(t / "rev.json", {});
+  ASSERT_FALSE(rev.ok());
+  EXPECT_NE(rev.status().message().find("samples[0] (sample 1, epoch 1) has \"correct\" (a label), but " +
+                                        (t / "rev.json") + ": samples[2] (sample 2, epoch 1) has 1 (a score"),
+            std::string::npos)
+      << rev.status().message();
+}
+
+// Issue 32 item 3: a scorer whose values are all labels imports as categories (first seen =
+// 0), as `import draws` codes a label column; since b05f8b0 it was refused.
+TEST(InspectLog, AScorerOfLabelsOnlyImportsAsCategories) {
+  testing::TempDir t;
+  testing::write_text(t / "a.json", json_log4("ea", {"correct", "wrong", "correct", "refused"}));
+  auto a = read_inspect_log(t / "a.json", {});
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  ASSERT_EQ(a->draws.size(), 4u);
+  EXPECT_TRUE(a->score_kinds.at("match").labels);
+  const std::vector<std::pair<double, std::string>> want{{0, "correct"}, {1, "wrong"}, {0, "correct"}, {2, "refused"}};
+  for (size_t k = 0; k < 4; ++k) {
+    ASSERT_EQ(a->draws[k].outcomes.size(), 1u);
+    EXPECT_EQ(a->draws[k].outcomes[0].value, want[k].first) << k;
+    EXPECT_EQ(a->draws[k].outcomes[0].label, want[k].second) << k;
+  }
+  // Another log of the same command meets "refused" first: one code per label across both.
+  testing::write_text(t / "b.json", json_log4("eb", {"refused", "fine", "wrong", "correct"}));
+  auto b = read_inspect_log(t / "b.json", {});
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_EQ(b->draws[0].outcomes[0].value, 0.0);  // coded alone, first seen
+  std::vector<HarnessLog> logs{*a, *b};
+  ASSERT_TRUE(code_label_scores(logs).ok());
+  const std::map<std::string, double> code{{"correct", 0}, {"wrong", 1}, {"refused", 2}, {"fine", 3}};
+  for (const auto& log : logs)
+    for (const auto& d : log.draws) EXPECT_EQ(d.outcomes[0].value, code.at(d.outcomes[0].label)) << d.outcomes[0].label;
+  // A log whose scorer gives scores beside them: refused, naming both files.
+  testing::write_text(t / "c.json", json_log4("ec", {"C", "I", "C", "C"}));
+  auto c = read_inspect_log(t / "c.json", {});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  std::vector<HarnessLog> mixed{*a, *c};
+  const Status st = code_label_scores(mixed);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("scores.match: mixes scores and labels: " + (t / "a.json") +
+                              ": samples[0] (sample 1, epoch 1) has \"correct\" (a label), but " + (t / "c.json") +
+                              ": samples[0] (sample 1, epoch 1) has \"C\""),
+            std::string::npos)
+      << st.message();
 }
 
 /// The first line of `sha256sum FILE` (an independent SHA-256).

@@ -136,7 +136,7 @@ TEST(LongVotes, JsonlAndErrors) {
         "subject,subject_provider,item,cluster,judge,judge_provider,label\ns,p,i,c,j,p,1\ns,p,i,c,j,p,0\n");
   auto dup = read_votes(d / "dup.csv");
   ASSERT_FALSE(dup.ok());
-  EXPECT_NE(dup.status().message().find("dup.csv:3: duplicate"), std::string::npos) << dup.status().message();
+  EXPECT_NE(dup.status().message().find("dup.csv:3: judge: a second vote"), std::string::npos) << dup.status().message();
 
   write(d / "bad.csv", "subject,subject_provider,item,cluster,judge,judge_provider,label\ns,p,i,c,j,p,maybe\n");
   auto bad = read_votes(d / "bad.csv");
@@ -146,7 +146,7 @@ TEST(LongVotes, JsonlAndErrors) {
   write(d / "nocol.csv", "subject,item,cluster,judge,judge_provider,label\ns,i,c,j,p,1\n");
   auto nocol = read_votes(d / "nocol.csv");
   ASSERT_FALSE(nocol.ok());
-  EXPECT_NE(nocol.status().message().find("nocol.csv:2: subject_provider: missing column"), std::string::npos)
+  EXPECT_NE(nocol.status().message().find("nocol.csv:1: subject_provider: missing column"), std::string::npos)
       << nocol.status().message();
   EXPECT_FALSE(read_votes(d / "v.txt").ok());
 

@@ -72,6 +72,25 @@ TEST(FhirServerTest, ServiceRequestIs201AtItsEndpointAnd400AtTheBase) {
   EXPECT_EQ(s->handle({"POST", "ServiceRequest", bad_status.dump()}, "run1").status, 400);
 }
 
+// Issue 32 item 6: a POST body nested past util/json_depth.h's limit is a 400 naming the
+// limit (a hostile serve-fhir client must not crash the server by recursion); one level
+// less is read as usual (here a 400 for its content, not for its depth).
+TEST(FhirServerTest, ABodyNestedTooDeepIs400NamingTheLimit) {
+  auto s = FhirServer::create(kBase);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  auto body = [](size_t depth) {
+    return R"({"resourceType":"ServiceRequest","note":)" + std::string(depth, '[') + std::string(depth, ']') + "}";
+  };
+  for (size_t depth : {size_t{512}, size_t{100000}}) {
+    FhirResponse r = (*s)->handle({"POST", "ServiceRequest", body(depth)}, "run1");
+    EXPECT_EQ(r.status, 400) << depth;
+    EXPECT_NE(r.body.dump().find("the request body: JSON nested deeper than 512 levels"), std::string::npos)
+        << r.body.dump();
+  }
+  FhirResponse shallow = (*s)->handle({"POST", "ServiceRequest", body(511)}, "run1");
+  EXPECT_EQ(shallow.body.dump().find("nested deeper"), std::string::npos) << shallow.body.dump();
+}
+
 TEST(FhirServerTest, WritesStayInTheirSessionAndIdsRepeatAcrossSessions) {
   auto s = real_server();
   ASSERT_NE(s, nullptr);
