@@ -1208,11 +1208,19 @@ struct Store::BulkImport::Impl {
     max_key = q.key;
     any_key = true;
   }
+  // Short strings compared inline (std::string's == is an out-of-line call here, 7% of
+  // the import's instructions at 5 per row).
+  static bool same(const std::string& a, const std::string& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (a[i] != b[i]) return false;
+    return true;
+  }
   // Whether the last queued draw has an outcome named `name`.
   bool queued_name(const std::string& name) const {
     const Queued& q = queue[nqueue - 1];
     for (size_t j = q.begin; j < q.end; ++j)
-      if (qout[j].name == name) return true;
+      if (same(qout[j].name, name)) return true;
     return false;
   }
   void push(const Outcome& o) {
@@ -1462,18 +1470,10 @@ Status Store::BulkImport::add_outcome(const DrawKey& key, const std::string& clu
   Impl& m = *impl_;
   *duplicate = false;
   if (m.batching && !std::isnan(o.value)) {
-    // Short strings compared inline (std::string's == is an out-of-line call here, 7% of
-    // the import's instructions at 5 per row).
-    auto same = [](const std::string& a, const std::string& b) {
-      if (a.size() != b.size()) return false;
-      for (size_t i = 0; i < a.size(); ++i)
-        if (a[i] != b[i]) return false;
-      return true;
-    };
     const Impl::Queued* last = m.nqueue > 0 ? &m.queue[m.nqueue - 1] : nullptr;
-    if (last != nullptr && key.replicate == last->key.replicate && same(key.item, last->key.item) &&
-        same(key.subject, last->key.subject) && same(key.condition, last->key.condition) &&
-        same(key.config, last->key.config)) {
+    if (last != nullptr && key.replicate == last->key.replicate && Impl::same(key.item, last->key.item) &&
+        Impl::same(key.subject, last->key.subject) && Impl::same(key.condition, last->key.condition) &&
+        Impl::same(key.config, last->key.config)) {
       if (m.queued_name(o.name)) {
         *duplicate = true;
         return Status::Ok();
