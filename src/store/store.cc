@@ -1134,7 +1134,7 @@ struct Store::BulkImport::Impl {
   std::vector<Outcome> qout;
   size_t nqout = 0;
   bool batching = false;
-  bool any_key = false;  // max_key holds a key
+  bool any_key = false;  // a draw was queued (after_max)
   DrawKey max_key;
   std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)> batch_insert{nullptr, sqlite3_finalize};
   Impl(std::unique_lock<std::mutex> l, sqlite3* d, const std::string& p, ImportPragmasBack back, DrawWriter w,
@@ -1185,28 +1185,17 @@ struct Store::BulkImport::Impl {
 
   Status add_now(const DrawKey& key, const std::string& cluster, const Outcome& o, bool* duplicate, int64_t* draws);
 
-  // Whether `k` comes after max_key in (subject, item, condition, config, replicate) order.
+  // Whether `k` comes after the greatest key queued so far in (subject, item, condition,
+  // config, replicate) order: the last queued draw's while the queue holds draws (keys
+  // are queued in increasing order), else max_key (set when the queue is written).
   bool after_max(const DrawKey& k) const {
     if (!any_key) return true;
-    if (const int c = k.subject.compare(max_key.subject)) return c > 0;
-    if (const int c = k.item.compare(max_key.item)) return c > 0;
-    if (const int c = k.condition.compare(max_key.condition)) return c > 0;
-    if (const int c = k.config.compare(max_key.config)) return c > 0;
-    return k.replicate > max_key.replicate;
-  }
-  // Queues new draw `key` (its outcomes follow with push).
-  void open_draw(const DrawKey& key, const std::string& cluster) {
-    if (nqueue == queue.size()) queue.emplace_back();
-    Queued& q = queue[nqueue++];
-    q.key.subject = key.subject;
-    q.key.item = key.item;
-    q.key.condition = key.condition;
-    q.key.config = key.config;
-    q.key.replicate = key.replicate;
-    q.cluster = cluster;
-    q.begin = q.end = nqout;
-    max_key = q.key;
-    any_key = true;
+    const DrawKey& max = nqueue > 0 ? queue[nqueue - 1].key : max_key;
+    if (const int c = k.subject.compare(max.subject)) return c > 0;
+    if (const int c = k.item.compare(max.item)) return c > 0;
+    if (const int c = k.condition.compare(max.condition)) return c > 0;
+    if (const int c = k.config.compare(max.config)) return c > 0;
+    return k.replicate > max.replicate;
   }
   // Short strings compared inline (std::string's == is an out-of-line call here, 7% of
   // the import's instructions at 5 per row).
@@ -1215,6 +1204,25 @@ struct Store::BulkImport::Impl {
     for (size_t i = 0; i < a.size(); ++i)
       if (a[i] != b[i]) return false;
     return true;
+  }
+  // to = from, unless it already is: a reused queue slot usually holds the same subject,
+  // condition, config and outcome name as the one it gets (a compare is cheaper than an
+  // assign).
+  static void assign(std::string& to, const std::string& from) {
+    if (!same(to, from)) to = from;
+  }
+  // Queues new draw `key` (its outcomes follow with push).
+  void open_draw(const DrawKey& key, const std::string& cluster) {
+    if (nqueue == queue.size()) queue.emplace_back();
+    Queued& q = queue[nqueue++];
+    assign(q.key.subject, key.subject);
+    assign(q.key.item, key.item);
+    assign(q.key.condition, key.condition);
+    assign(q.key.config, key.config);
+    q.key.replicate = key.replicate;
+    assign(q.cluster, cluster);
+    q.begin = q.end = nqout;
+    any_key = true;
   }
   // Whether the last queued draw has an outcome named `name`.
   bool queued_name(const std::string& name) const {
@@ -1226,9 +1234,9 @@ struct Store::BulkImport::Impl {
   void push(const Outcome& o) {
     if (nqout == qout.size()) qout.emplace_back();
     Outcome& p = qout[nqout++];
-    p.name = o.name;
+    assign(p.name, o.name);
     p.value = o.value;
-    p.label = o.label;
+    assign(p.label, o.label);
     queue[nqueue - 1].end = nqout;
   }
   // Queued draw i got id `id`: its outcomes into the chunk.
@@ -1283,6 +1291,7 @@ struct Store::BulkImport::Impl {
         NF_RETURN_IF_ERROR(chunk_queued(i, last - static_cast<int64_t>(kBatch - 1 - i)));
     }
     *draws += static_cast<int64_t>(nqueue);
+    max_key = queue[nqueue - 1].key;  // the greatest queued (after_max)
     nqueue = 0;
     nqout = 0;
     return Status::Ok();
