@@ -113,9 +113,22 @@ NumberParse parse_number(std::string_view s, double* out) {
   return NumberParse::kNumber;
 }
 
-/// s = v, unless it already is.
-void set_if_changed(std::string& s, std::string_view v) {
-  if (s != v) s.assign(v);
+/// Whether a == b, short strings compared inline: the key fields of a row are short and
+/// usually equal to the previous row's, and the out-of-line memcmp behind std::string's ==
+/// was 3% of the import's CPU at six compares per row (issue 14).
+inline bool same_text(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  if (a.size() > 16) return std::memcmp(a.data(), b.data(), a.size()) == 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
+/// s = v, unless it already is; whether it changed.
+inline bool set_if_changed(std::string& s, std::string_view v) {
+  if (same_text(s, v)) return false;
+  s.assign(v);
+  return true;
 }
 
 /// A value as written, for messages: trimmed, escaped (escaped_for_message).
@@ -146,7 +159,10 @@ struct OutcomeCheck {
     int64_t count;
   };
   std::vector<Other> others;  // distinct non-0/1 numbers, at most kMaxOthers + 1
+  // The outcome of the row after the last row of this one (RowConverter::check_of).
+  std::pair<const std::string, OutcomeCheck>* next = nullptr;
 };
+using OutcomeEntry = std::pair<const std::string, OutcomeCheck>;
 
 constexpr size_t kMaxOthers = 5;
 
@@ -216,13 +232,19 @@ class RowConverter {
     if (f[kOutcome].empty()) return err(kOutcome, "empty");
     const bool cluster_defaulted = f[kCluster].empty();
     // `row` is the previous row's: most keys repeat from row to row (a draw's outcomes are
-    // adjacent), and a compare costs less than an assign (issue 14).
-    set_if_changed(row->subject, f[kSubject]);
-    set_if_changed(row->item, f[kItem]);
-    set_if_changed(row->cluster, cluster_defaulted ? f[kItem] : f[kCluster]);
-    set_if_changed(row->condition, f[kCondition].empty() ? std::string_view("none") : f[kCondition]);
-    set_if_changed(row->config, f[kConfig].empty() ? std::string_view("default") : f[kConfig]);
-    set_if_changed(row->outcome, f[kOutcome]);
+    // adjacent), and a compare costs less than an assign (issue 14). What changed goes to
+    // row->changed, for the caller (and below: an unchanged key was checked last row).
+    unsigned changed = first_row_ ? LongDrawRow::kChangedAll : 0u;
+    first_row_ = false;
+    if (set_if_changed(row->subject, f[kSubject])) changed |= LongDrawRow::kChangedSubject;
+    if (set_if_changed(row->item, f[kItem])) changed |= LongDrawRow::kChangedItem;
+    if (set_if_changed(row->cluster, cluster_defaulted ? f[kItem] : f[kCluster]))
+      changed |= LongDrawRow::kChangedCluster;
+    if (set_if_changed(row->condition, f[kCondition].empty() ? std::string_view("none") : f[kCondition]))
+      changed |= LongDrawRow::kChangedCondition;
+    if (set_if_changed(row->config, f[kConfig].empty() ? std::string_view("default") : f[kConfig]))
+      changed |= LongDrawRow::kChangedConfig;
+    if (set_if_changed(row->outcome, f[kOutcome])) changed |= LongDrawRow::kChangedOutcome;
     // Key values that differ only by surrounding whitespace would be two items (subjects,
     // ...): refused; by case: a warning. A string compare per row, a lookup per new value.
     // A defaulted cluster is the item, so while no row has named a cluster the item check
@@ -230,16 +252,21 @@ class RowConverter {
     // column pays for its items once). At the first named cluster the cluster column
     // takes the values it had so far, the items met before this row, and is checked
     // from then on.
+    // A key column the previous row checked with the value this row repeats is not
+    // checked again (KeySpellings::repeats would be true): only the changed ones are.
     if (!cluster_defaulted && !cluster_named_) {
       cluster_named_ = true;
       keys_[kCluster].copy_values_of(keys_[kItem]);
+      changed |= LongDrawRow::kChangedCluster;  // not checked before: check it now
     }
-    for (const auto& [col, value] : {std::pair<int, const std::string*>{kSubject, &row->subject},
-                                     {kItem, &row->item},
-                                     {kCluster, &row->cluster},
-                                     {kCondition, &row->condition},
-                                     {kConfig, &row->config}})
-      if ((col != kCluster || cluster_named_) && !keys_[col].repeats(*value))
+    row->changed = changed;
+    for (const auto& [col, value, bit] :
+         {std::tuple<int, const std::string*, unsigned>{kSubject, &row->subject, LongDrawRow::kChangedSubject},
+          {kItem, &row->item, LongDrawRow::kChangedItem},
+          {kCluster, &row->cluster, LongDrawRow::kChangedCluster},
+          {kCondition, &row->condition, LongDrawRow::kChangedCondition},
+          {kConfig, &row->config, LongDrawRow::kChangedConfig}})
+      if ((changed & bit) != 0 && (col != kCluster || cluster_named_) && !keys_[col].repeats(*value))
         NF_RETURN_IF_ERROR(keys_[col].check_new(*value, line));
     if (const std::string_view st = trim_view(f[kStatus]); !st.empty() && st != "ok")
       return err(kStatus, fmt::format("'{}': only ok draws carry outcomes (api_error, parse_error and refused "
@@ -260,7 +287,7 @@ class RowConverter {
     const std::string_view tv = trim_view(v);
     double num = 0;
     if (tv.empty()) return err(kValue, "empty");
-    OutcomeCheck& oc = check_of(row->outcome);
+    OutcomeCheck& oc = check_of(row->outcome, (changed & LongDrawRow::kChangedOutcome) != 0);
     if (oc.first_line == 0) {  // a new outcome name: is it another one's with spaces around?
       oc.first_line = line;
       const std::string t(trim_view(row->outcome));
@@ -275,10 +302,11 @@ class RowConverter {
     if (iequals(tv, "true") || iequals(tv, "false")) {
       const bool t = iequals(tv, "true");
       row->value = t ? 1.0 : 0.0;
-      row->label = t ? "true" : "false";
+      if (set_if_changed(row->label, t ? "true" : "false")) row->changed |= LongDrawRow::kChangedLabel;
     } else if (const NumberParse p = parse_number(v, &num); p == NumberParse::kNumber) {
       row->value = num;
-      set_if_changed(row->label, f[kLabel]);  // kept as exported ("B" for a choice), "" when absent
+      // kept as exported ("B" for a choice), "" when absent
+      if (set_if_changed(row->label, f[kLabel])) row->changed |= LongDrawRow::kChangedLabel;
       if (!row->label.empty()) {
         oc.labelled = true;
         NF_RETURN_IF_ERROR(check_spelling(label_column_[row->outcome], row->outcome, row->label, line, kLabel));
@@ -316,7 +344,7 @@ class RowConverter {
     auto [it, inserted] = cats.emplace(std::string(v), static_cast<int>(cats.size()));
     if (inserted) NF_RETURN_IF_ERROR(check_spelling(value_labels_[row->outcome], row->outcome, v, line, kValue));
     row->value = it->second;
-    row->label.assign(v);
+    if (set_if_changed(row->label, v)) row->changed |= LongDrawRow::kChangedLabel;
     return Status::Ok();
   }
 
@@ -361,9 +389,19 @@ class RowConverter {
   }
 
  private:
-  OutcomeCheck& check_of(const std::string& outcome) {
-    if (last_ == nullptr || last_->first != outcome)  // rows often repeat one outcome
+  // The check of `outcome`; `changed`: whether it differs from the previous row's. Rows
+  // often repeat one outcome, or cycle through a draw's outcomes in the same order: each
+  // outcome remembers the one that followed it last, tried before the hash lookup (issue
+  // 14: a lookup per row was 2% of the import).
+  OutcomeCheck& check_of(const std::string& outcome, bool changed) {
+    if (last_ != nullptr && !changed) return last_->second;
+    OutcomeEntry* const prev = last_;
+    if (prev != nullptr && prev->second.next != nullptr && same_text(prev->second.next->first, outcome)) {
+      last_ = prev->second.next;
+    } else {
       last_ = &*outcomes_.try_emplace(outcome).first;
+      if (prev != nullptr) prev->second.next = last_;
+    }
     return last_->second;
   }
 
@@ -383,9 +421,10 @@ class RowConverter {
   const std::string& path_;
   std::array<KeySpellings, kConfig + 1> keys_;  // by Col: subject, item, cluster, condition, config
   bool cluster_named_ = false;                  // a row so far had a non-empty cluster
+  bool first_row_ = true;                       // convert has not been called yet
   std::unordered_map<std::string, std::unordered_map<std::string, int>> categories_;  // outcome -> label -> index
   std::unordered_map<std::string, OutcomeCheck> outcomes_;  // pointers stay valid as it grows
-  std::pair<const std::string, OutcomeCheck>* last_ = nullptr;  // the last row's outcome
+  OutcomeEntry* last_ = nullptr;  // the last row's outcome
   // outcome -> spellings of its category values / of its `label` column (numeric rows)
   std::unordered_map<std::string, LabelSpellings> value_labels_, label_column_;
   std::unordered_map<std::string, std::string> outcome_by_trimmed_;  // trimmed outcome name -> as first written
@@ -742,6 +781,7 @@ Result<std::vector<LongDrawRow>> read_long_draws(const std::string& path, const 
                                  row.outcome, d->second);
     seen.emplace(std::move(key), line);
     out.push_back(row);
+    out.back().changed = LongDrawRow::kChangedAll;  // the streaming-only field at its default
     return Status::Ok();
   }, checks, warnings);
   NF_RETURN_IF_ERROR(scanned);

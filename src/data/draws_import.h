@@ -17,6 +17,15 @@ struct LongDrawRow {
   std::string outcome;
   double value = 0.0;
   std::string label;  // the value as written, when it is not numeric (e.g. "B")
+  /// Streaming only (for_each_long_draw): the string fields that differ from the previous
+  /// row handed to the same scan's `fn`, as kChanged* bits (all set on the first row), so
+  /// a consumer that keeps the previous row's strings copies only these (issue 14: most
+  /// keys repeat from row to row). read_long_draws leaves it at its default.
+  unsigned changed = kChangedAll;
+
+  static constexpr unsigned kChangedSubject = 1u << 0, kChangedItem = 1u << 1, kChangedCluster = 1u << 2,
+                            kChangedCondition = 1u << 3, kChangedConfig = 1u << 4, kChangedOutcome = 1u << 5,
+                            kChangedLabel = 1u << 6, kChangedAll = (1u << 7) - 1;
 };
 
 /// Checks on the `value` column across rows (beyond each row's own syntax).

@@ -22,30 +22,30 @@ Result<ImportSummary> import_long_draws_staged(const std::string& path, Store& s
   Status stop = Status::Ok();         // the first error met while reading (parse, value, cluster)
   DrawKey key;
   Outcome outcome;
-  std::string last_item, last_cluster;
   const Status read = for_each_long_draw(path, [&](const LongDrawRow& r, size_t line) -> Status {
     ++sum.rows;
     if (plan) {
       stop = plan->check(DrawKey{r.subject, r.item, r.condition, r.config, r.replicate}, fmt::format("{}:{}", path, line));
       if (!stop.ok()) return stop;
     }
-    if (r.item != last_item || r.cluster != last_cluster) {  // rows of an item are usually adjacent
+    // Only the fields that changed from the previous row are compared or copied
+    // (LongDrawRow::changed; all set on the first row).
+    const unsigned ch = r.changed;
+    if (ch & (LongDrawRow::kChangedItem | LongDrawRow::kChangedCluster)) {  // rows of an item are usually adjacent
       auto [it, inserted] = item_cluster.try_emplace(r.item, r.cluster);
       if (!inserted && it->second != r.cluster) {
         stop = two_clusters_error(path, line, r.item, it->second, r.cluster);
         return stop;
       }
-      last_item = r.item;
-      last_cluster = r.cluster;
     }
-    key.subject = r.subject;
-    key.item = r.item;
-    key.condition = r.condition;
-    key.config = r.config;
+    if (ch & LongDrawRow::kChangedSubject) key.subject = r.subject;
+    if (ch & LongDrawRow::kChangedItem) key.item = r.item;
+    if (ch & LongDrawRow::kChangedCondition) key.condition = r.condition;
+    if (ch & LongDrawRow::kChangedConfig) key.config = r.config;
     key.replicate = r.replicate;
-    outcome.name = r.outcome;
+    if (ch & LongDrawRow::kChangedOutcome) outcome.name = r.outcome;
     outcome.value = r.value;
-    outcome.label = r.label;
+    if (ch & LongDrawRow::kChangedLabel) outcome.label = r.label;
     store_error = staged->add(key, r.cluster, outcome, static_cast<int64_t>(line), sum.rows);
     return store_error;
   }, checks, &sum.warnings);

@@ -1164,7 +1164,7 @@ struct Store::BulkImport::Impl {
   std::vector<Outcome> qout;
   size_t nqout = 0;
   bool batching = false;
-  bool any_key = false;  // max_key holds a key
+  bool any_key = false;  // a draw was queued (after_max)
   DrawKey max_key;
   std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)> batch_insert{nullptr, sqlite3_finalize};
   Impl(std::unique_lock<std::mutex> l, sqlite3* d, const std::string& p, ImportPragmasBack back, DrawWriter w,
@@ -1215,42 +1215,58 @@ struct Store::BulkImport::Impl {
 
   Status add_now(const DrawKey& key, const std::string& cluster, const Outcome& o, bool* duplicate, int64_t* draws);
 
-  // Whether `k` comes after max_key in (subject, item, condition, config, replicate) order.
+  // Whether `k` comes after the greatest key queued so far in (subject, item, condition,
+  // config, replicate) order: the last queued draw's while the queue holds draws (keys
+  // are queued in increasing order), else max_key (set when the queue is written).
   bool after_max(const DrawKey& k) const {
     if (!any_key) return true;
-    if (const int c = k.subject.compare(max_key.subject)) return c > 0;
-    if (const int c = k.item.compare(max_key.item)) return c > 0;
-    if (const int c = k.condition.compare(max_key.condition)) return c > 0;
-    if (const int c = k.config.compare(max_key.config)) return c > 0;
-    return k.replicate > max_key.replicate;
+    const DrawKey& max = nqueue > 0 ? queue[nqueue - 1].key : max_key;
+    if (const int c = k.subject.compare(max.subject)) return c > 0;
+    if (const int c = k.item.compare(max.item)) return c > 0;
+    if (const int c = k.condition.compare(max.condition)) return c > 0;
+    if (const int c = k.config.compare(max.config)) return c > 0;
+    return k.replicate > max.replicate;
+  }
+  // Short strings compared inline (std::string's == is an out-of-line call here, 7% of
+  // the import's instructions at 5 per row).
+  static bool same(const std::string& a, const std::string& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (a[i] != b[i]) return false;
+    return true;
+  }
+  // to = from, unless it already is: a reused queue slot usually holds the same subject,
+  // condition, config and outcome name as the one it gets (a compare is cheaper than an
+  // assign).
+  static void assign(std::string& to, const std::string& from) {
+    if (!same(to, from)) to = from;
   }
   // Queues new draw `key` (its outcomes follow with push).
   void open_draw(const DrawKey& key, const std::string& cluster) {
     if (nqueue == queue.size()) queue.emplace_back();
     Queued& q = queue[nqueue++];
-    q.key.subject = key.subject;
-    q.key.item = key.item;
-    q.key.condition = key.condition;
-    q.key.config = key.config;
+    assign(q.key.subject, key.subject);
+    assign(q.key.item, key.item);
+    assign(q.key.condition, key.condition);
+    assign(q.key.config, key.config);
     q.key.replicate = key.replicate;
-    q.cluster = cluster;
+    assign(q.cluster, cluster);
     q.begin = q.end = nqout;
-    max_key = q.key;
     any_key = true;
   }
   // Whether the last queued draw has an outcome named `name`.
   bool queued_name(const std::string& name) const {
     const Queued& q = queue[nqueue - 1];
     for (size_t j = q.begin; j < q.end; ++j)
-      if (qout[j].name == name) return true;
+      if (same(qout[j].name, name)) return true;
     return false;
   }
   void push(const Outcome& o) {
     if (nqout == qout.size()) qout.emplace_back();
     Outcome& p = qout[nqout++];
-    p.name = o.name;
+    assign(p.name, o.name);
     p.value = o.value;
-    p.label = o.label;
+    assign(p.label, o.label);
     queue[nqueue - 1].end = nqout;
   }
   // Queued draw i got id `id`: its outcomes into the chunk.
@@ -1305,6 +1321,7 @@ struct Store::BulkImport::Impl {
         NF_RETURN_IF_ERROR(chunk_queued(i, last - static_cast<int64_t>(kBatch - 1 - i)));
     }
     *draws += static_cast<int64_t>(nqueue);
+    max_key = queue[nqueue - 1].key;  // the greatest queued (after_max)
     nqueue = 0;
     nqout = 0;
     return Status::Ok();
@@ -1492,18 +1509,10 @@ Status Store::BulkImport::add_outcome(const DrawKey& key, const std::string& clu
   Impl& m = *impl_;
   *duplicate = false;
   if (m.batching && !std::isnan(o.value)) {
-    // Short strings compared inline (std::string's == is an out-of-line call here, 7% of
-    // the import's instructions at 5 per row).
-    auto same = [](const std::string& a, const std::string& b) {
-      if (a.size() != b.size()) return false;
-      for (size_t i = 0; i < a.size(); ++i)
-        if (a[i] != b[i]) return false;
-      return true;
-    };
     const Impl::Queued* last = m.nqueue > 0 ? &m.queue[m.nqueue - 1] : nullptr;
-    if (last != nullptr && key.replicate == last->key.replicate && same(key.item, last->key.item) &&
-        same(key.subject, last->key.subject) && same(key.condition, last->key.condition) &&
-        same(key.config, last->key.config)) {
+    if (last != nullptr && key.replicate == last->key.replicate && Impl::same(key.item, last->key.item) &&
+        Impl::same(key.subject, last->key.subject) && Impl::same(key.condition, last->key.condition) &&
+        Impl::same(key.config, last->key.config)) {
       if (m.queued_name(o.name)) {
         *duplicate = true;
         return Status::Ok();

@@ -669,5 +669,72 @@ TEST_F(DrawsImportTest, ARecordLongerThanTheReadBlock) {
   EXPECT_THAT(st.message(), HasSubstr(p + ":250004: value:"));
 }
 
+// for_each_long_draw marks on each row the string fields that differ from the previous
+// row (LongDrawRow::changed; the import copies only those): exactly those, and all of
+// them on the first row, in CSV and JSONL. The expected bits are computed here by
+// comparing each row with the one before.
+TEST_F(DrawsImportTest, StreamingRowsMarkTheFieldsThatChanged) {
+  const std::vector<std::vector<std::string>> rows = {
+      // subject, item, cluster, condition, config, replicate, outcome, value, label
+      {"m1", "q1", "c1", "none", "default", "0", "correct", "1", ""},
+      {"m1", "q1", "c1", "none", "default", "0", "answer", "B", ""},
+      {"m1", "q1", "c1", "none", "default", "1", "answer", "C", ""},
+      {"m1", "q1", "c1", "none", "default", "1", "correct", "true", ""},
+      {"m1", "q1", "c1", "none", "default", "2", "correct", "true", ""},
+      {"m2", "q1", "c1", "none", "default", "2", "correct", "false", ""},
+      {"m2", "q2", "c1", "none", "default", "2", "correct", "0", ""},
+      {"m2", "q2", "c1", "swap", "default", "2", "correct", "0", ""},
+      {"m2", "q2", "c1", "swap", "t=1", "2", "correct", "0", "x"},
+      {"m2", "q3", "c2", "swap", "t=1", "2", "correct", "0", "x"},
+      {"m2", "q3", "c2", "", "t=1", "3", "correct", "1", "x"},
+      {"m2", "q3", "c2", "", "t=1", "3", "score", "0.5", "x"},
+  };
+  std::string csv = "subject,item,cluster,condition,config,replicate,outcome,value,label\n", jsonl;
+  const char* names[] = {"subject", "item", "cluster", "condition", "config", "replicate", "outcome", "value", "label"};
+  for (const auto& r : rows) {
+    std::string line, obj;
+    for (size_t c = 0; c < r.size(); ++c) {
+      line += (c == 0 ? "" : ",") + r[c];
+      std::string v = "\"" + r[c] + "\"";
+      if (c == 5 || r[c] == "true" || r[c] == "false") v = r[c];
+      if ((c == 2 || c == 8) && r[c].empty()) continue;  // optional: absent in JSONL
+      obj += std::string(obj.empty() ? "{" : ",") + "\"" + names[c] + "\":" + v;
+    }
+    csv += line + "\n";
+    jsonl += obj + "}\n";
+  }
+  for (const auto& [ext, text] : {std::pair<std::string, std::string>{".csv", csv}, {".jsonl", jsonl}}) {
+    const std::string p = write(ext, text);
+    std::vector<LongDrawRow> got;
+    const Status st = for_each_long_draw(p, [&](const LongDrawRow& r, size_t) -> Status {
+      got.push_back(r);
+      return Status::Ok();
+    });
+    ASSERT_TRUE(st.ok()) << st.to_string();
+    ASSERT_EQ(got.size(), rows.size()) << ext;
+    EXPECT_EQ(got[0].changed, LongDrawRow::kChangedAll) << ext;
+    for (size_t i = 1; i < got.size(); ++i) {
+      const LongDrawRow &a = got[i - 1], &b = got[i];
+      unsigned want = 0;
+      if (a.subject != b.subject) want |= LongDrawRow::kChangedSubject;
+      if (a.item != b.item) want |= LongDrawRow::kChangedItem;
+      if (a.cluster != b.cluster) want |= LongDrawRow::kChangedCluster;
+      if (a.condition != b.condition) want |= LongDrawRow::kChangedCondition;
+      if (a.config != b.config) want |= LongDrawRow::kChangedConfig;
+      if (a.outcome != b.outcome) want |= LongDrawRow::kChangedOutcome;
+      if (a.label != b.label) want |= LongDrawRow::kChangedLabel;
+      EXPECT_EQ(b.changed, want) << ext << " row " << i;
+    }
+    // Spot checks that the rows are what the file says (the bits above compare them).
+    EXPECT_EQ(got[3].label, "true");
+    EXPECT_EQ(got[10].condition, "none");
+    EXPECT_EQ(got[8].config, "t=1");
+  }
+  // read_long_draws leaves the field at its default on every row.
+  Result<std::vector<LongDrawRow>> all = read_long_draws(write(".csv", csv));
+  ASSERT_TRUE(all.ok()) << all.status().to_string();
+  for (const LongDrawRow& r : *all) EXPECT_EQ(r.changed, LongDrawRow::kChangedAll);
+}
+
 }  // namespace
 }  // namespace nf

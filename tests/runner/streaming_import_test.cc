@@ -5,9 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
+#include <vector>
 
 
 #include "common/sqlite_file.h"
@@ -102,6 +106,104 @@ TEST(StreamingImport, ManyRowsInOneTransaction) {
         text += "m,i" + std::to_string(i) + ",c" + std::to_string(i / 10) + ",none,default," + std::to_string(r) +
                 ",o" + std::to_string(o) + "," + std::to_string((i + r + o) % 2) + "\n";
   expect_same_as_in_memory(write(dir, "big.csv", text));
+}
+
+// The parsing thread hands the writer only the string fields that changed from the
+// previous row (import.cc RowBlock, LongDrawRow::changed): rows where a single field
+// changes (each field in turn, over several parser blocks of 2,048 rows), rows where every
+// key changes, quoted fields and CRLF line ends must all write what the in-memory import
+// writes.
+TEST(StreamingImport, RowsChangingOneFieldAtATimeWriteWhatTheInMemoryImportWrites) {
+  testing::TempDir dir;
+  const std::string header = "subject,item,cluster,condition,config,replicate,outcome,value,label\n";
+  // Field f of the row changes when row % 9 == f; the item's cluster follows the item.
+  std::string text = header;
+  std::array<int, 9> at{};
+  std::set<std::string> keys;
+  uint32_t lcg = 12345;
+  for (int row = 0; row < 7000; ++row) {
+    lcg = lcg * 1664525u + 1013904223u;
+    const int f = static_cast<int>((lcg >> 16) % 9);
+    ++at[f];
+    const std::string subject = "m" + std::to_string(at[0] % 3), item = "q" + std::to_string(at[1] % 50),
+                      cluster = at[2] % 2 == 0 ? "" : "c" + std::to_string(at[1] % 50 / 5),
+                      condition = at[3] % 2 == 0 ? "" : "swap", config = "t" + std::to_string(at[4] % 4),
+                      replicate = std::to_string(at[5] % 20), outcome = "o" + std::to_string(at[6] % 6),
+                      value = std::to_string(at[7] % 2), label = at[8] % 3 == 0 ? "" : "L" + std::to_string(at[8] % 3);
+    // The cluster column alternates between empty (the item) and a named cluster: the
+    // named one is used only by items that never default, so give those items their own names.
+    const std::string it = cluster.empty() ? item : "n" + item;
+    if (!keys.insert(subject + "|" + it + "|" + condition + "|" + config + "|" + replicate + "|" + outcome).second)
+      continue;  // a duplicate row is an error, not the subject of this test
+    text += subject + "," + it + "," + cluster + "," + condition + "," + config + "," + replicate + "," + outcome + "," +
+            value + "," + label + "\n";
+  }
+  ASSERT_GT(keys.size(), 5000u);  // several parser blocks
+  expect_same_as_in_memory(write(dir, "one_field.csv", text));
+
+  // Every key field changes on every row.
+  std::string every = header;
+  for (int i = 0; i < 3000; ++i)
+    every += "m" + std::to_string(i % 2) + ",q" + std::to_string(i) + ",c" + std::to_string(i) + ",k" +
+             std::to_string(i % 3) + ",g" + std::to_string(i % 5) + "," + std::to_string(i % 7) + ",o" +
+             std::to_string(i % 4) + "," + std::to_string(i % 2) + ",l" + std::to_string(i % 2) + "\n";
+  expect_same_as_in_memory(write(dir, "every.csv", every));
+
+  // Quoted fields (a comma, a "", a line break inside) and CRLF line ends; a field that is
+  // quoted on one row and not on the next is the same value.
+  const std::string quoted = write(dir, "quoted.csv",
+                                   "subject,item,cluster,condition,config,replicate,outcome,value,label\r\n"
+                                   "\"m,1\",q1,c1,none,default,0,correct,1,\r\n"
+                                   "\"m,1\",\"q1\",c1,none,default,0,\"say \"\"hi\"\"\",0,\r\n"
+                                   "\"m,1\",q1,c1,none,default,1,correct,0,\"two\r\nlines\"\r\n"
+                                   "m,q2,,none,default,0,correct,1,\r\n"
+                                   "m,q2,,none,default,0,\"say \"\"hi\"\"\",1,\r\n");
+  expect_same_as_in_memory(quoted);
+  testing::TempDir d2;
+  auto s = Store::open((fs::path(d2.path()) / "s.sqlite").string());
+  ASSERT_TRUE(s.ok());
+  auto r = import_long_draws_file(quoted, **s, "s");
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->rows, 5);
+  EXPECT_EQ(r->draws, 3);
+  EXPECT_EQ(dump(**s), (std::vector<std::string>{
+                           "m|default|none|q2|q2|0|correct|1.000000|",
+                           "m|default|none|q2|q2|0|say \"hi\"|1.000000|",
+                           "m,1|default|none|q1|c1|0|correct|1.000000|",
+                           "m,1|default|none|q1|c1|1|correct|0.000000|two\r\nlines",
+                           "m,1|default|none|q1|c1|0|say \"hi\"|0.000000|",
+                           "item q1 c1 {\"imported\":true}",
+                           "item q2 q2 {\"imported\":true}",
+                           "draws 3",
+                       }));
+}
+
+// Errors on rows where a single field changed keep their lines: a cluster that is the only
+// change of its row, a repeated row after quoted fields with line breaks (CRLF).
+TEST(StreamingImport, ErrorsOnRowsWithOneChangedFieldKeepTheirLines) {
+  testing::TempDir dir;
+  auto s = Store::open((fs::path(dir.path()) / "s.sqlite").string());
+  ASSERT_TRUE(s.ok());
+  const std::string cluster_only = write(dir, "c.csv",
+                                         "subject,item,cluster,condition,config,replicate,outcome,value\n"
+                                         "m,q,c1,n,d,0,o,1\n"
+                                         "m,q,c1,n,d,0,p,1\n"
+                                         "m,q,c2,n,d,0,p,1\n");
+  auto r = import_long_draws_file(cluster_only, **s, "s");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(),
+              HasSubstr(cluster_only + ":4: cluster: item 'q' is given two clusters ('c1' and 'c2')"));
+  const std::string dup = write(dir, "d.csv",
+                                "subject,item,cluster,condition,config,replicate,outcome,value,label\r\n"
+                                "m,q,,n,d,0,o,1,\"a\r\nb\"\r\n"
+                                "m,q,,n,d,0,p,1,\"a\r\nb\"\r\n"
+                                "m,q,,n,d,0,o,0,\r\n");
+  r = import_long_draws_file(dup, **s, "s");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(),
+              HasSubstr(dup + ":6: outcome: duplicate row for (subject=m, item=q, condition=n, config=d, replicate=0, "
+                              "outcome=o) (first on line 2)"));
+  EXPECT_EQ(*(*s)->draw_count(), 0);
 }
 
 TEST(StreamingImport, NonAdjacentDuplicateNamesBothLines) {
