@@ -632,6 +632,23 @@ Result<FloorInput> read_floor_input(Store& store, bool include_cached) {
   return agg.finish();
 }
 
+Result<std::vector<StatusCount>> read_status_and_floor_input(
+    Store& store, bool include_cached,
+    const std::function<void(std::string_view, std::string_view, std::string_view, std::string_view)>& answer_fn,
+    std::optional<FloorInput>* input, Status* input_status) {
+  Aggregator agg;
+  Status scan = Status::Ok();
+  NF_ASSIGN_OR_RETURN(auto counts, store.status_counts_answers_and_outcome_codes(
+                                       answer_fn, include_cached, &agg.dict(),
+                                       [&](const OutcomeCodes& c) { agg.add(c); }, &scan));
+  if (scan.ok()) {
+    *input = agg.finish();
+  } else {
+    *input_status = scan;
+  }
+  return counts;
+}
+
 Result<std::vector<FloorRow>> compute_floor_frame(const FloorInput& input, int vote_size,
                                                   const BootstrapOptions& boot) {
   return rows_of(*input.impl_, vote_size, boot);
