@@ -20,6 +20,7 @@
 
 #include "stats/bootstrap.h"
 #include "stats/proportion.h"
+#include "store/combined_scan.h"
 #include "util/prefault.h"
 #include "util/strings.h"
 
@@ -638,8 +639,8 @@ Result<std::vector<StatusCount>> read_status_and_floor_input(
     std::optional<FloorInput>* input, Status* input_status) {
   Aggregator agg;
   Status scan = Status::Ok();
-  NF_ASSIGN_OR_RETURN(auto counts, store.status_counts_answers_and_outcome_codes(
-                                       answer_fn, include_cached, &agg.dict(),
+  NF_ASSIGN_OR_RETURN(auto counts, status_counts_answers_and_outcome_codes(
+                                       store, answer_fn, include_cached, &agg.dict(),
                                        [&](const OutcomeCodes& c) { agg.add(c); }, &scan));
   if (scan.ok()) {
     *input = agg.finish();

@@ -60,9 +60,10 @@ class FloorInput {
 Result<FloorInput> read_floor_input(Store& store, bool include_cached);
 
 /// store.status_counts_and_answers(answer_fn) and read_floor_input(store, include_cached)
-/// from one read of the store (Store::status_counts_answers_and_outcome_codes; analyze
-/// needs both, issue 14): returns the counts (or their read error); the aggregation goes to
-/// *input, or, when only the outcome scan failed, its error to *input_status (input empty).
+/// from one read of the store (status_counts_answers_and_outcome_codes in
+/// store/combined_scan.h; analyze needs both, issue 14): returns the counts (or their read
+/// error); the aggregation goes to *input, or, when only the outcome scan failed, its error
+/// to *input_status (input left empty).
 Result<std::vector<StatusCount>> read_status_and_floor_input(
     Store& store, bool include_cached,
     const std::function<void(std::string_view subject, std::string_view config, std::string_view status,

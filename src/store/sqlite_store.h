@@ -55,11 +55,12 @@ class SqliteStore final : public Store {
   Result<std::vector<StatusCount>> status_counts_and_answers(
       const std::function<void(std::string_view subject, std::string_view config, std::string_view status,
                                std::string_view content)>& fn) override;
+  /// status_counts_answers_and_outcome_codes (store/combined_scan.h) with one read of draws.
   Result<std::vector<StatusCount>> status_counts_answers_and_outcome_codes(
       const std::function<void(std::string_view subject, std::string_view config, std::string_view status,
                                std::string_view content)>& answer_fn,
       bool include_cached, OutcomeDictionaries* dict, const std::function<void(const OutcomeCodes&)>& fn,
-      Status* outcome_status) override;
+      Status* outcome_status);
   Result<Draw> get_draw(const DrawKey& key) override;
   Result<int64_t> draw_count() override;
   Result<int64_t> count_key(const DrawKey& key) override;

@@ -1584,15 +1584,6 @@ Result<std::vector<StatusCount>> Store::status_counts_and_answers(
   return counts;
 }
 
-Result<std::vector<StatusCount>> Store::status_counts_answers_and_outcome_codes(
-    const std::function<void(std::string_view, std::string_view, std::string_view, std::string_view)>& answer_fn,
-    bool include_cached, OutcomeDictionaries* dict, const std::function<void(const OutcomeCodes&)>& fn,
-    Status* outcome_status) {
-  NF_ASSIGN_OR_RETURN(auto counts, status_counts_and_answers(answer_fn));
-  *outcome_status = scan_outcome_codes(include_cached, dict, fn);
-  return counts;
-}
-
 Result<std::vector<StatusCount>> SqliteStore::status_counts_and_answers(
     const std::function<void(std::string_view, std::string_view, std::string_view, std::string_view)>& fn) {
   std::lock_guard lock(mu_);

@@ -322,17 +322,6 @@ class Store {
   virtual Result<std::vector<StatusCount>> status_counts_and_answers(
       const std::function<void(std::string_view subject, std::string_view config, std::string_view status,
                                std::string_view content)>& fn);
-  /// status_counts_and_answers(answer_fn) and scan_outcome_codes(include_cached, dict, fn)
-  /// from one read of the draws (analyze with the floors needs all three; issue 14): the
-  /// same counts, answers and outcome codes in the same orders. The counts' error is the
-  /// result; the outcome scan's own error goes to *outcome_status (the counts still
-  /// returned). The SQLite store reads the draws table once instead of twice, in one
-  /// transaction with the outcomes; this default calls the two.
-  virtual Result<std::vector<StatusCount>> status_counts_answers_and_outcome_codes(
-      const std::function<void(std::string_view subject, std::string_view config, std::string_view status,
-                               std::string_view content)>& answer_fn,
-      bool include_cached, OutcomeDictionaries* dict, const std::function<void(const OutcomeCodes&)>& fn,
-      Status* outcome_status);
   /// One stored draw, or NotFound.
   virtual Result<Draw> get_draw(const DrawKey& key) = 0;
   /// Number of stored draws (any status).

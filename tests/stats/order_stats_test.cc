@@ -22,9 +22,9 @@ TEST(OrderStats, OrderPairsEqualAFullSort) {
       std::vector<double> v(n);
       for (size_t i = 0; i < n; ++i) {
         switch (kind) {
-          case 0: v[i] = rng.uniform(); break;                                     // distinct
-          case 1: v[i] = static_cast<double>(rng.uniform_int(5)); break;           // many ties
-          case 2: v[i] = static_cast<double>(n - i); break;                        // descending: every value enters the low heap
+          case 0: v[i] = rng.uniform(); break;                            // distinct
+          case 1: v[i] = static_cast<double>(rng.uniform_int(5)); break;  // many ties
+          case 2: v[i] = static_cast<double>(n - i); break;               // descending: each enters the low heap
           default: v[i] = i % 7 == 0 ? (i % 2 ? inf : -inf) : rng.uniform() - 0.5;  // infinities
         }
       }
