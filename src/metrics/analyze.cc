@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
 
+#include "metrics/floor_frame.h"
 #include "metrics/registry.h"
 #include "metrics/reply_language.h"
 #include "util/strings.h"
@@ -71,7 +73,21 @@ Result<nlohmann::json> analyze_store(Store& store, const AnalyzeOptions& options
   const bool by_language = study.ok() && study->spec.value("task", std::string("mcq")) == "mcq";
   ReplyLanguageTally languages;
   std::vector<StatusCount> counts;
-  if (by_language) {
+  // The floors' input comes from the same read of the draws as the counts and answers when
+  // the floors will (most likely) run: named, or the default analyses (issue 14).
+  const bool floors_likely =
+      std::any_of(analyses.begin(), analyses.end(),
+                  [](const AnalysisSpec& a) { return a.name == "floor" || a.name == "majority_floor"; }) ||
+      analyses.empty();
+  std::optional<FloorInput> floor_input;
+  if (by_language && floors_likely) {
+    Status floor_scan = Status::Ok();  // a failed outcome scan: the floors read again and report it
+    NF_ASSIGN_OR_RETURN(counts, read_status_and_floor_input(
+                                    store, options.include_cached,
+                                    [&](std::string_view subject, std::string_view config, std::string_view status,
+                                        std::string_view content) { languages.add(subject, config, status, content); },
+                                    &floor_input, &floor_scan));
+  } else if (by_language) {
     NF_ASSIGN_OR_RETURN(counts, store.status_counts_and_answers([&](std::string_view subject, std::string_view config,
                                                                     std::string_view status, std::string_view content) {
       languages.add(subject, config, status, content);
@@ -147,6 +163,7 @@ Result<nlohmann::json> analyze_store(Store& store, const AnalyzeOptions& options
   ctx.has_study = study.ok();
   if (study.ok()) ctx.study = *study;
   ctx.include_cached = options.include_cached;
+  if (floor_input) ctx.preload_floor_input(std::move(*floor_input));
   // floor and majority_floor: every vote size they will ask for, so the first one computes
   // them all with one batch of bootstrap resamples (AnalysisContext::floor_rows; the same
   // values as one batch per analysis). Options that do not parse plan nothing: the analysis

@@ -20,6 +20,7 @@
 
 #include "stats/bootstrap.h"
 #include "stats/proportion.h"
+#include "store/combined_scan.h"
 #include "util/prefault.h"
 #include "util/strings.h"
 
@@ -630,6 +631,23 @@ Result<FloorInput> read_floor_input(Store& store, bool include_cached) {
   Aggregator agg;
   NF_RETURN_IF_ERROR(store.scan_outcome_codes(include_cached, &agg.dict(), [&](const OutcomeCodes& c) { agg.add(c); }));
   return agg.finish();
+}
+
+Result<std::vector<StatusCount>> read_status_and_floor_input(
+    Store& store, bool include_cached,
+    const std::function<void(std::string_view, std::string_view, std::string_view, std::string_view)>& answer_fn,
+    std::optional<FloorInput>* input, Status* input_status) {
+  Aggregator agg;
+  Status scan = Status::Ok();
+  NF_ASSIGN_OR_RETURN(auto counts, status_counts_answers_and_outcome_codes(
+                                       store, answer_fn, include_cached, &agg.dict(),
+                                       [&](const OutcomeCodes& c) { agg.add(c); }, &scan));
+  if (scan.ok()) {
+    *input = agg.finish();
+  } else {
+    *input_status = scan;
+  }
+  return counts;
 }
 
 Result<std::vector<FloorRow>> compute_floor_frame(const FloorInput& input, int vote_size,

@@ -6,7 +6,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -55,6 +58,17 @@ class FloorInput {
 /// Aggregates the store's ok outcomes (cached draws left out unless `include_cached`) in one
 /// streaming scan (Store::scan_outcome_codes). Errors: the store's read errors.
 Result<FloorInput> read_floor_input(Store& store, bool include_cached);
+
+/// store.status_counts_and_answers(answer_fn) and read_floor_input(store, include_cached)
+/// from one read of the store (status_counts_answers_and_outcome_codes in
+/// store/combined_scan.h; analyze needs both, issue 14): returns the counts (or their read
+/// error); the aggregation goes to *input, or, when only the outcome scan failed, its error
+/// to *input_status (input left empty).
+Result<std::vector<StatusCount>> read_status_and_floor_input(
+    Store& store, bool include_cached,
+    const std::function<void(std::string_view subject, std::string_view config, std::string_view status,
+                             std::string_view content)>& answer_fn,
+    std::optional<FloorInput>* input, Status* input_status);
 
 /// The same aggregation from an in-memory frame (any row order).
 FloorInput floor_input_of(const OutcomeFrame& frame);

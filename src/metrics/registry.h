@@ -43,12 +43,16 @@ struct AnalysisContext {
   /// The ok outcomes aggregated for the floors (metrics/floor_frame.h), read once and
   /// shared by floor and majority_floor. Errors: the store's read error.
   Result<const FloorInput*> floor_input() {
-    if (!floor_input_) {
+    if (!floor_input_) {  // (a failed preload_floor_input left it empty: read again)
       NF_ASSIGN_OR_RETURN(auto in, read_floor_input(store, include_cached));
       floor_input_ = std::move(in);
     }
     return &*floor_input_;
   }
+
+  /// Hands floor_input() the aggregation already read with the status counts
+  /// (read_status_and_floor_input), so it does not read the store again.
+  void preload_floor_input(FloorInput in) { floor_input_ = std::move(in); }
 
   /// Vote sizes the floors of this run will ask floor_rows for (1 = floor, R' =
   /// majority_floor), planned by analyze_store from the analysis list; the first

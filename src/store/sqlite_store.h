@@ -59,6 +59,12 @@ class SqliteStore final : public Store {
   Result<std::vector<StatusCount>> status_counts_and_answers(
       const std::function<void(std::string_view subject, std::string_view config, std::string_view status,
                                std::string_view content)>& fn) override;
+  /// status_counts_answers_and_outcome_codes (store/combined_scan.h) with one read of draws.
+  Result<std::vector<StatusCount>> status_counts_answers_and_outcome_codes(
+      const std::function<void(std::string_view subject, std::string_view config, std::string_view status,
+                               std::string_view content)>& answer_fn,
+      bool include_cached, OutcomeDictionaries* dict, const std::function<void(const OutcomeCodes&)>& fn,
+      Status* outcome_status);
   Result<Draw> get_draw(const DrawKey& key) override;
   Result<int64_t> draw_count() override;
   Result<int64_t> count_key(const DrawKey& key) override;
@@ -83,6 +89,13 @@ class SqliteStore final : public Store {
   static Result<std::unique_ptr<Store>> open_sqlite(const std::string& path, bool create);
   Status migrate();
   Status put_draw_locked(const Draw& draw);
+  // scan_outcome_codes, and with `tally` also status_counts_and_answers from the same read
+  // of the draws (outcome_frame.cc); caller holds mu_.
+  struct StatusTally;
+  Status scan_codes_locked(bool include_cached, OutcomeDictionaries* dict,
+                           const std::function<void(const OutcomeCodes&)>& fn, StatusTally* tally);
+  // Memory-maps the file for this connection's reads (scans; outcome_frame.cc).
+  void map_for_scans();
   // One transaction for a group of draws (caller holds mu_); per-draw statuses.
   Status put_draw_group_locked(const std::vector<std::pair<const Draw*, const std::vector<CacheEntry>*>>& group,
                                std::vector<Status>* statuses);
@@ -97,6 +110,7 @@ class SqliteStore final : public Store {
   // Group commit queue (put_draw_grouped; store/group_commit.cc).
   struct GroupCommit;
   std::unique_ptr<GroupCommit> group_;
+  bool mapped_ = false;  // map_for_scans ran
 };
 
 }  // namespace nf

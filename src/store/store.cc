@@ -1626,6 +1626,7 @@ Result<std::vector<StatusCount>> Store::status_counts_and_answers(
 Result<std::vector<StatusCount>> SqliteStore::status_counts_and_answers(
     const std::function<void(std::string_view, std::string_view, std::string_view, std::string_view)>& fn) {
   std::lock_guard lock(mu_);
+  map_for_scans();
   // One scan of the table in id order (status_counts' GROUP BY sorted every draw into a
   // temporary B-tree, and for_each_answer read the table a second time; issue 14). Counts
   // go to the last key's counter while the key repeats (a store's draws come cell by cell).

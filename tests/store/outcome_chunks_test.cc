@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "store/combined_scan.h"
 #include "store/outcome_chunks.h"
 #include "store/store.h"
 #include "store_test_util.h"
@@ -145,6 +146,85 @@ void expect_same_reads(Store& a, const std::string& pa, Store& b, const std::str
   ASSERT_TRUE(ca.ok() && cb.ok());
   ASSERT_EQ(ca->size(), cb->size());
   for (size_t i = 0; i < ca->size(); ++i) EXPECT_EQ((*ca)[i].count, (*cb)[i].count);
+}
+
+// The counts, answers and outcome codes of two reads (status_counts_and_answers, then
+// outcome_frame's scan) against one (status_counts_answers_and_outcome_codes, issue 14),
+// as text: equal for the outcome rows and the chunks, cached draws in or out.
+std::string two_reads_of(Store& s, bool include_cached) {
+  std::ostringstream out;
+  auto counts = s.status_counts_and_answers(
+      [&](std::string_view a, std::string_view b, std::string_view c, std::string_view d) {
+        out << a << '|' << b << '|' << c << '|' << d << '\n';
+      });
+  EXPECT_TRUE(counts.ok());
+  if (!counts.ok()) return "";
+  for (const auto& c : *counts)
+    out << c.subject << ' ' << c.config << ' ' << c.condition << ' ' << c.status << ' ' << c.count << '\n';
+  return out.str() + frame_of(s, include_cached);
+}
+
+std::string one_read_of(Store& s, bool include_cached) {
+  std::ostringstream out;
+  OutcomeFrame f;
+  Status scan = Status::Ok();
+  auto counts = status_counts_answers_and_outcome_codes(
+      s, [&](std::string_view a, std::string_view b, std::string_view c, std::string_view d) {
+        out << a << '|' << b << '|' << c << '|' << d << '\n';
+      },
+      include_cached, &f.dict, [&](const OutcomeCodes& c) {
+        f.subject.push_back(c.subject);
+        f.config.push_back(c.config);
+        f.condition.push_back(c.condition);
+        f.item.push_back(c.item);
+        f.cluster.push_back(c.cluster);
+        f.outcome.push_back(c.outcome);
+        f.replicate.push_back(c.replicate);
+        f.value.push_back(c.value);
+        f.label.push_back(c.label);
+        f.cluster_given.push_back(c.cluster_given ? 1 : 0);
+      }, &scan);
+  EXPECT_TRUE(counts.ok() && scan.ok());
+  if (!counts.ok()) return "";
+  for (const auto& c : *counts)
+    out << c.subject << ' ' << c.config << ' ' << c.condition << ' ' << c.status << ' ' << c.count << '\n';
+  for (size_t i = 0; i < f.size(); ++i)
+    out << f.subject[i] << ' ' << f.config[i] << ' ' << f.condition[i] << ' ' << f.item[i] << ' ' << f.cluster[i]
+        << ' ' << f.outcome[i] << ' ' << f.label[i] << ' ' << f.replicate[i] << ' ' << std::hexfloat << f.value[i]
+        << std::defaultfloat << ' ' << int(f.cluster_given[i]) << '\n';
+  for (const auto* d : {&f.dict.subjects, &f.dict.configs, &f.dict.conditions, &f.dict.items, &f.dict.clusters,
+                        &f.dict.outcomes, &f.dict.labels}) {
+    for (const auto& w : *d) out << w << '|';
+    out << '\n';
+  }
+  return out.str();
+}
+
+TEST(OutcomeChunks, CountsAnswersAndCodesFromOneReadEqualTwoReads) {
+  ScratchDir dir;
+  const std::string pa = dir.path("rows.sqlite"), pb = dir.path("chunks.sqlite");
+  auto a = Store::open(pa);
+  auto b = Store::open(pb);
+  ASSERT_TRUE(a.ok() && b.ok());
+  const std::vector<Draw> draws = synthetic_draws();
+  ASSERT_TRUE((*a)->put_draws(draws).ok());
+  ASSERT_TRUE(bulk_import(**b, draws).ok());
+  for (const std::string& p : {pa, pb}) {  // statuses, cache flags and answers that differ by draw
+    RawDb raw(p);
+    raw.exec("UPDATE draws SET content = 'c' || (id % 4), cached = (id % 5 = 0)");
+    raw.exec("UPDATE draws SET status = 'api_error' WHERE id % 11 = 0");
+    raw.exec("UPDATE draws SET status = 'parse_error' WHERE id % 13 = 0");
+    raw.exec("UPDATE draws SET status = 'refused' WHERE id % 17 = 0");
+  }
+  for (Store* s : {a->get(), b->get()}) {
+    for (bool include_cached : {true, false}) {
+      SCOPED_TRACE(testing::Message() << (s == a->get() ? "rows" : "chunks") << " include_cached "
+                                      << include_cached);
+      const std::string two = two_reads_of(*s, include_cached);
+      EXPECT_GT(two.size(), 1000u);
+      EXPECT_EQ(one_read_of(*s, include_cached), two);
+    }
+  }
 }
 
 TEST(OutcomeChunks, ImportedChunksReadExactlyAsRows) {
