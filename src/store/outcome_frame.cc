@@ -210,6 +210,49 @@ class ChunkEmitter {
   std::vector<uint32_t> name_code_, label_code_, rank_, order_, idx_;
 };
 
+/// The ok draws' key strings, as read (coded by the thread that consumes them).
+class DrawBatch {
+ public:
+  size_t size() const { return ids_.size(); }
+  void clear() {
+    ids_.clear();
+    replicates_.clear();
+    ends_.clear();
+    text_.clear();
+  }
+  void add(int64_t id, int32_t replicate, std::string_view subject, std::string_view config,
+           std::string_view condition, std::string_view item, std::string_view cluster) {
+    ids_.push_back(id);
+    replicates_.push_back(replicate);
+    for (std::string_view f : {subject, config, condition, item, cluster}) {
+      text_.append(f);
+      ends_.push_back(static_cast<uint32_t>(text_.size()));
+    }
+  }
+  int64_t id(size_t i) const { return ids_[i]; }
+  int32_t replicate(size_t i) const { return replicates_[i]; }
+  /// Field k of draw i: 0 subject, 1 config, 2 condition, 3 item, 4 cluster.
+  std::string_view field(size_t i, int k) const {
+    const size_t j = i * 5 + static_cast<size_t>(k);
+    const uint32_t begin = j == 0 ? 0 : ends_[j - 1];
+    return std::string_view(text_).substr(begin, ends_[j] - begin);
+  }
+
+ private:
+  std::vector<int64_t> ids_;
+  std::vector<int32_t> replicates_;
+  std::vector<uint32_t> ends_;
+  std::string text_;
+};
+
+/// One hand-over of the pipelined scan: the ok draws read since the last one, then (unless
+/// it is the last) a decoded chunk whose draws are all among those read so far.
+struct ScanSlot {
+  DrawBatch draws;
+  store_internal::OutcomeChunk chunk;
+  bool has_chunk = false;
+};
+
 /// Decoded chunks handed from the reading thread to the emitting thread through a ring of
 /// kSlots, in order. A waiting consumer is woken once kBatch chunks are ready (or at the
 /// end), not for every chunk: each wake-up is a system call and an interrupt to the other
@@ -220,7 +263,7 @@ class ChunkRing {
   static_assert(kBatch <= kSlots, "a full batch must fit: the producer never waits for a sleeping consumer");
   /// The slot to decode the next chunk into, once the consumer has released it; nullptr
   /// when the consumer stopped.
-  store_internal::OutcomeChunk* slot_to_fill() {
+  ScanSlot* slot_to_fill() {
     std::unique_lock lock(mu_);
     freed_.wait(lock, [&] { return produced_ - consumed_ < kSlots || stopped_; });
     return stopped_ ? nullptr : &slots_[produced_ % kSlots];
@@ -243,7 +286,7 @@ class ChunkRing {
     ready_.notify_one();
   }
   /// The next chunk to emit, or nullptr at the end.
-  const store_internal::OutcomeChunk* next() {
+  const ScanSlot* next() {
     std::unique_lock lock(mu_);
     ready_.wait(lock, [&] { return consumed_ < produced_ || closed_; });
     return consumed_ < produced_ ? &slots_[consumed_ % kSlots] : nullptr;
@@ -267,7 +310,7 @@ class ChunkRing {
  private:
   std::mutex mu_;
   std::condition_variable ready_, freed_;
-  std::array<store_internal::OutcomeChunk, kSlots> slots_;
+  std::array<ScanSlot, kSlots> slots_;
   size_t produced_ = 0, consumed_ = 0;
   bool closed_ = false, stopped_ = false;
 };
@@ -331,9 +374,26 @@ Status SqliteStore::scan_codes_locked(bool include_cached, OutcomeDictionaries* 
     return fail("draws");
   StmtPtr draws_guard(dst, sqlite3_finalize);
   if (tally == nullptr) sqlite3_bind_int(dst, 1, include_cached ? 1 : 0);
+  // Codes an ok draw into the arrays.
+  auto code_draw = [&](int64_t id, int32_t replicate, std::string_view subject, std::string_view config,
+                       std::string_view condition, std::string_view item, std::string_view cluster) {
+    const size_t at = static_cast<size_t>(id - min_id);
+    DrawCodes& d = draws[at];
+    d.subject = subjects.code(subject);
+    d.config = configs.code(config);
+    d.condition = conditions.code(condition);
+    d.item = items.code(item);
+    d.cluster = clusters.code(cluster.empty() ? item : cluster);
+    d.cluster_given = !cluster.empty();
+    d.replicate = replicate;
+    draw_ok[at] = 1;
+  };
   bool draw_pending = false, draws_done = false;
+  // What scan_draws_through does with an ok draw: code it here, hand its strings on in a
+  // batch (the pipelined scan), or nothing (only the tally).
+  enum class OkDraws { kCode, kBatch, kSkip };
   // Reads the draws with ids up to `last`.
-  auto scan_draws_through = [&](int64_t last) -> Status {
+  auto scan_draws_through = [&](int64_t last, OkDraws ok_draws, DrawBatch* batch) -> Status {
     for (;;) {
       if (!draw_pending) {
         if (draws_done) return Status::Ok();
@@ -357,18 +417,14 @@ Status SqliteStore::scan_codes_locked(bool include_cached, OutcomeDictionaries* 
         tally->add(subject, config, condition, status, column_text(dst, 9));
         if (status != "ok" || (!include_cached && sqlite3_column_int64(dst, 8) != 0)) continue;
       }
-      const size_t at = static_cast<size_t>(id - min_id);
-      DrawCodes& d = draws[at];
-      d.subject = subjects.code(subject);
-      d.config = configs.code(config);
-      d.condition = conditions.code(condition);
-      const std::string_view item = column_text(dst, 4);
-      d.item = items.code(item);
-      const std::string_view cluster = column_text(dst, 5);
-      d.cluster = clusters.code(cluster.empty() ? item : cluster);
-      d.cluster_given = !cluster.empty();
-      d.replicate = static_cast<int32_t>(sqlite3_column_int64(dst, 6));
-      draw_ok[at] = 1;
+      if (ok_draws == OkDraws::kSkip) continue;
+      const std::string_view item = column_text(dst, 4), cluster = column_text(dst, 5);
+      const auto replicate = static_cast<int32_t>(sqlite3_column_int64(dst, 6));
+      if (ok_draws == OkDraws::kBatch) {
+        batch->add(id, replicate, subject, config, condition, item, cluster);
+      } else {
+        code_draw(id, replicate, subject, config, condition, item, cluster);
+      }
     }
   };
 
@@ -402,10 +458,17 @@ Status SqliteStore::scan_codes_locked(bool include_cached, OutcomeDictionaries* 
         ChunkEmitter emitter(&outcomes, &labels);
         DrawSelector select(draws.get(), draw_ok.data(), min_id, max_id);
         OutcomeCodes c;
-        while (const store_internal::OutcomeChunk* chunk = ring.next()) {
-          emitter.start(*chunk);
-          for (size_t i = 0; i < chunk->draw_ids.size(); ++i)
-            if (select.select(chunk->draw_ids[i], &c)) emitter.emit_draw(*chunk, i, c, fn);
+        while (const ScanSlot* slot = ring.next()) {
+          const DrawBatch& b = slot->draws;
+          for (size_t i = 0; i < b.size(); ++i)
+            code_draw(b.id(i), b.replicate(i), b.field(i, 0), b.field(i, 1), b.field(i, 2), b.field(i, 3),
+                      b.field(i, 4));
+          if (slot->has_chunk) {
+            const store_internal::OutcomeChunk& chunk = slot->chunk;
+            emitter.start(chunk);
+            for (size_t i = 0; i < chunk.draw_ids.size(); ++i)
+              if (select.select(chunk.draw_ids[i], &c)) emitter.emit_draw(chunk, i, c, fn);
+          }
           ring.release();
         }
       } catch (...) {
@@ -429,25 +492,32 @@ Status SqliteStore::scan_codes_locked(bool include_cached, OutcomeDictionaries* 
           thread.join();
         }
       } join{ring, emitter};
-      // As the serial scan: a chunk that cannot be read ends the values (its error is the
-      // scan's), but every draw is still read (the counts and answers stay whole).
+      // This thread reads; the emitting thread codes the draws' strings and consumes the
+      // values (the dictionaries are its alone until it is joined). As the serial scan: a
+      // chunk that cannot be read ends the values (its error is the scan's), but every draw
+      // is still read (the counts and answers stay whole).
       Status chunks = Status::Ok(), draws_st = Status::Ok();
-      for (;;) {
+      bool more = true;
+      while (more) {
+        ScanSlot* slot = ring.slot_to_fill();
+        if (slot == nullptr) break;  // the emitting thread failed
+        slot->draws.clear();
+        slot->has_chunk = false;
         const int rc = sqlite3_step(cs);
-        if (rc == SQLITE_DONE) break;
-        if (rc != SQLITE_ROW) {
+        if (rc == SQLITE_ROW) {
+          chunks = store_internal::decode_chunk(cs, 0, path_, &slot->chunk);
+          slot->has_chunk = chunks.ok();
+        } else if (rc != SQLITE_DONE) {
           chunks = fail("outcome chunks");
-          break;
         }
-        store_internal::OutcomeChunk* chunk = ring.slot_to_fill();
-        if (chunk == nullptr) break;  // the emitting thread failed
-        chunks = store_internal::decode_chunk(cs, 0, path_, chunk);
-        if (!chunks.ok()) break;
-        draws_st = scan_draws_through(chunk->last_id());
+        more = slot->has_chunk;  // else this slot takes the rest of the draws
+        draws_st = scan_draws_through(more ? slot->chunk.last_id() : std::numeric_limits<int64_t>::max(),
+                                      OkDraws::kBatch, &slot->draws);
         if (!draws_st.ok()) break;
         ring.filled();
       }
-      if (draws_st.ok()) draws_st = scan_draws_through(std::numeric_limits<int64_t>::max());
+      if (draws_st.ok() && !draws_done)  // the emitting thread stopped: the tally only
+        draws_st = scan_draws_through(std::numeric_limits<int64_t>::max(), OkDraws::kSkip, nullptr);
       ring.close();
       emitter.join();
       if (emit_error) std::rethrow_exception(emit_error);
@@ -456,7 +526,7 @@ Status SqliteStore::scan_codes_locked(bool include_cached, OutcomeDictionaries* 
     }
   }
 
-  NF_RETURN_IF_ERROR(scan_draws_through(std::numeric_limits<int64_t>::max()));
+  NF_RETURN_IF_ERROR(scan_draws_through(std::numeric_limits<int64_t>::max(), OkDraws::kCode, nullptr));
   sqlite3_stmt* st = nullptr;
   if (prepare("SELECT draw_id, name, value, label FROM outcomes", &st) != SQLITE_OK) return fail("outcomes");
   StmtPtr guard(st, sqlite3_finalize);
