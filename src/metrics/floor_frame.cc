@@ -11,6 +11,7 @@
 #include <numeric>
 #include <map>
 #include <memory>
+#include <system_error>
 #include <thread>
 #include <tuple>
 #include <type_traits>
@@ -686,10 +687,22 @@ std::vector<Result<std::vector<FloorRow>>> compute_floor_frames(const FloorInput
   std::vector<PendingRows> pending(vote_sizes.size());
   std::vector<Status> status(vote_sizes.size());
   std::vector<PendingRows*> batch;
-  for (size_t k = 0; k < vote_sizes.size(); ++k) {
-    status[k] = pending_rows_of(*input.impl_, vote_sizes[k], &pending[k]);
-    if (status[k].ok()) batch.push_back(&pending[k]);
+  // Each vote size's rows on its own thread (they only read the input; ~3 ms each at 1M
+  // values), the first on this one; the results do not depend on it.
+  {
+    std::vector<std::thread> others;
+    for (size_t k = 1; k < vote_sizes.size(); ++k) {
+      try {
+        others.emplace_back([&, k] { status[k] = pending_rows_of(*input.impl_, vote_sizes[k], &pending[k]); });
+      } catch (const std::system_error&) {  // no thread: this one
+        status[k] = pending_rows_of(*input.impl_, vote_sizes[k], &pending[k]);
+      }
+    }
+    if (!vote_sizes.empty()) status[0] = pending_rows_of(*input.impl_, vote_sizes[0], &pending[0]);
+    for (auto& t : others) t.join();
   }
+  for (size_t k = 0; k < vote_sizes.size(); ++k)
+    if (status[k].ok()) batch.push_back(&pending[k]);
   if (!finish_pending(batch, boot).ok()) {
     // A bootstrap error: give each vote size the result of its own call (rows_of).
     for (int v : vote_sizes) out.push_back(rows_of(*input.impl_, v, boot));
