@@ -16,6 +16,11 @@ namespace nf {
 /// The SQLite store reads the draws table once instead of twice, in one transaction with
 /// the outcomes; other stores make the two calls. Returns the counts, or their read error;
 /// the outcome scan's own error goes to *outcome_status (the counts are still returned).
+/// Threads: answer_fn runs on the calling thread; `fn` may run on a second thread that the
+/// SQLite store starts for a store whose outcomes are all chunks (it decodes and reads the
+/// draws while `fn` consumes the values, issue 14). Either way `fn` is called one call at a
+/// time, with the same values in the same order, and has returned for the last time when
+/// this function returns; an exception from `fn` is rethrown here.
 Result<std::vector<StatusCount>> status_counts_answers_and_outcome_codes(
     Store& store,
     const std::function<void(std::string_view subject, std::string_view config, std::string_view status,

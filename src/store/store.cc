@@ -6,6 +6,7 @@
 #include "store/export_format.h"
 #include "store/group_commit.h"
 #include "store/outcome_chunks.h"
+#include "store/status_tally.h"
 #include "store/store_internal.h"
 
 #include <sqlite3.h>
@@ -1632,28 +1633,15 @@ Result<std::vector<StatusCount>> SqliteStore::status_counts_and_answers(
   // go to the last key's counter while the key repeats (a store's draws come cell by cell).
   NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_, "SELECT subject, config, condition, status, content FROM draws ORDER BY id",
                                             "status_counts_and_answers", path_));
-  std::map<std::tuple<std::string, std::string, std::string, std::string>, int64_t> counts;
-  int64_t* last = nullptr;
-  std::string last_subject, last_config, last_condition, last_status;
+  store_internal::StatusCounter counts;
   for (;;) {
     NF_ASSIGN_OR_RETURN(bool row, q.step());
     if (!row) break;
     const std::string_view subject = q.view(0), config = q.view(1), condition = q.view(2), status = q.view(3);
-    if (last == nullptr || subject != last_subject || config != last_config || condition != last_condition ||
-        status != last_status) {
-      last_subject.assign(subject);
-      last_config.assign(config);
-      last_condition.assign(condition);
-      last_status.assign(status);
-      last = &counts[{last_subject, last_config, last_condition, last_status}];
-    }
-    ++*last;
+    counts.add(subject, config, condition, status);
     if (status != "api_error") fn(subject, config, status, q.view(4));
   }
-  std::vector<StatusCount> out;
-  out.reserve(counts.size());
-  for (const auto& [k, n] : counts) out.push_back({std::get<0>(k), std::get<1>(k), std::get<2>(k), std::get<3>(k), n});
-  return out;
+  return counts.counts();
 }
 
 Result<Draw> SqliteStore::get_draw(const DrawKey& key) {

@@ -9,6 +9,8 @@
 
 #include <cmath>
 #include <filesystem>
+#include <optional>
+#include <sstream>
 #include <string>
 
 #include "common/test_data.h"
@@ -198,6 +200,80 @@ TEST(FloorFrame, SeveralVoteSizesAtOnceEqualOneAtATime) {
   }
   EXPECT_TRUE(all[0].ok());
   EXPECT_FALSE(all[2].ok());  // 63 replicates: exact enumeration for R' = 3 is too large
+}
+
+// The same imported draws in three file orders: item by item (every series' items arrive
+// in increasing code order, the aggregation's index-free path), replicate by replicate and
+// shuffled by draw (items met again after others: the aggregation switches to its index
+// part-way), with the second cell's items in reverse. 64,000 values, 16 outcome chunks: the
+// combined read of `analyze` (read_status_and_floor_input: the values consumed on a second
+// thread while the draws are read) and the separate read must both give compute_floor's rows
+// on the outcome rows, for the floor and the majority floor at once.
+TEST(FloorFrame, ImportedDrawsInAnyOrderEqualComputeFloor) {
+  struct Draw1 {
+    std::string subject, condition;
+    int item, replicate;
+  };
+  std::vector<Draw1> item_major, replicate_major;
+  for (const char* subject : {"m2", "m1"})
+    for (const char* condition : {"none", "swap"}) {
+      const bool reverse = std::string(condition) == "swap";
+      for (int i = 0; i < 800; ++i)
+        for (int r = 0; r < 5; ++r) item_major.push_back({subject, condition, reverse ? 799 - i : i, r});
+      for (int r = 0; r < 5; ++r)
+        for (int i = 0; i < 800; ++i) replicate_major.push_back({subject, condition, reverse ? 799 - i : i, r});
+    }
+  std::vector<Draw1> shuffled = item_major;
+  Rng shuffle(5);
+  for (size_t i = shuffled.size(); i > 1; --i) std::swap(shuffled[i - 1], shuffled[shuffle.uniform_int(i)]);
+  const BootstrapOptions boot{200, 17, 0.95};
+  for (const auto* order : {&item_major, &replicate_major, &shuffled}) {
+    SCOPED_TRACE(order == &item_major ? "item by item" : order == &replicate_major ? "replicate by replicate" : "shuffled");
+    std::ostringstream csv;
+    csv << "subject,item,cluster,condition,config,replicate,outcome,value\n";
+    for (const Draw1& d : *order) {
+      // Values from the draw's key (any order gives the same draws): a binary outcome that
+      // varies with the replicate on some items, a 3-category one, a constant one.
+      const uint64_t h = static_cast<uint64_t>(d.item * 31 + d.replicate * 7 + (d.subject == "m1" ? 3 : 0));
+      const std::string key = d.subject + ",q" + std::to_string(d.item) + ",c" + std::to_string(d.item % 37) + "," +
+                              d.condition + ",default," + std::to_string(d.replicate) + ",";
+      csv << key << "correct," << (d.item % 3 == 0 ? h % 2 : d.item % 2) << "\n";
+      csv << key << "choice," << (d.item % 4 == 0 ? h % 3 : 1) << "\n";
+      csv << key << "flag,0\n";
+      csv << key << "long," << ((h / 3) % 2) << "\n";
+    }
+    testing::TempDir dir;
+    const std::string path = (fs::path(dir.path()) / "draws.csv").string();
+    testing::write_text(path, csv.str());
+    auto store = Store::open((fs::path(dir.path()) / "s.sqlite").string());
+    ASSERT_TRUE(store.ok());
+    auto sum = import_long_draws_file(path, **store, "orders");
+    ASSERT_TRUE(sum.ok()) << sum.status().to_string();
+    ASSERT_EQ(sum->draws, 16000);
+    auto rows = (*store)->outcome_rows(false);
+    ASSERT_TRUE(rows.ok());
+    ASSERT_EQ(rows->size(), 64000u);
+    std::optional<FloorInput> input;
+    Status input_status = Status::Ok();
+    int64_t answers = 0;
+    auto counts = read_status_and_floor_input(
+        **store, false, [&](std::string_view, std::string_view, std::string_view, std::string_view) { ++answers; },
+        &input, &input_status);
+    ASSERT_TRUE(counts.ok() && input_status.ok()) << counts.status().to_string() << input_status.to_string();
+    EXPECT_EQ(answers, 16000);
+    ASSERT_TRUE(input.has_value());
+    auto both = compute_floor_frames(*input, {1, 3}, boot);
+    ASSERT_EQ(both.size(), 2u);
+    for (size_t k = 0; k < 2; ++k) {
+      const int v = k == 0 ? 1 : 3;
+      SCOPED_TRACE("vote size " + std::to_string(v));
+      auto want = compute_floor(*rows, v, boot);
+      ASSERT_TRUE(want.ok() && both[k].ok());
+      ASSERT_EQ(want->size(), 2u * 2 * 5);  // per cell: 4 outcomes and the pooled row
+      expect_same_rows(*want, *both[k]);
+    }
+    expect_frame_equals_rows(**store, {1, 3});
+  }
 }
 
 TEST(FloorFrame, ClosedFormMajorityEqualsEnumeration) {

@@ -8,6 +8,7 @@
 // left), a store holding both forms, the v3 -> v4 migration and a corrupt chunk.
 #include <cmath>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -224,6 +225,108 @@ TEST(OutcomeChunks, CountsAnswersAndCodesFromOneReadEqualTwoReads) {
       EXPECT_GT(two.size(), 1000u);
       EXPECT_EQ(one_read_of(*s, include_cached), two);
     }
+  }
+}
+
+// The combined read of an all-chunks store hands the values to a second thread through a
+// ring of a few chunks (issue 14): with many more chunks than the ring holds (113,400 values:
+// 28 chunks), and
+// draws of every status between them, it must still equal the two reads, and the same
+// store in row form.
+std::vector<Draw> many_draws() {
+  std::vector<Draw> out;
+  for (int i = 0; i < 15; ++i)
+    for (const Draw& d : synthetic_draws()) {
+      Draw e = d;
+      e.key.item += "_" + std::to_string(i);
+      out.push_back(std::move(e));
+    }
+  return out;
+}
+
+TEST(OutcomeChunks, CombinedReadOfManyChunksEqualsTwoReads) {
+  ScratchDir dir;
+  const std::string pa = dir.path("rows.sqlite"), pb = dir.path("chunks.sqlite");
+  auto a = Store::open(pa);
+  auto b = Store::open(pb);
+  ASSERT_TRUE(a.ok() && b.ok());
+  const std::vector<Draw> draws = many_draws();
+  ASSERT_TRUE((*a)->put_draws(draws).ok());
+  ASSERT_TRUE(bulk_import(**b, draws).ok());
+  EXPECT_GE(std::stoi(RawDb(pb).one("SELECT count(*) FROM outcome_chunks")), 20);
+  for (const std::string& p : {pa, pb}) {
+    RawDb raw(p);
+    raw.exec("UPDATE draws SET content = 'c' || (id % 4), cached = (id % 5 = 0)");
+    raw.exec("UPDATE draws SET status = 'api_error' WHERE id % 11 = 0");
+    raw.exec("UPDATE draws SET status = 'parse_error' WHERE id % 13 = 0");
+  }
+  for (bool include_cached : {true, false}) {
+    SCOPED_TRACE(testing::Message() << "include_cached " << include_cached);
+    const std::string want = two_reads_of(**a, include_cached);
+    EXPECT_GT(want.size(), 100000u);
+    EXPECT_EQ(one_read_of(**a, include_cached), want);
+    EXPECT_EQ(two_reads_of(**b, include_cached), want);
+    EXPECT_EQ(one_read_of(**b, include_cached), want);
+  }
+}
+
+// A chunk that cannot be decoded in the middle of the combined read: the values before it
+// were consumed, the outcome status is its DataLoss, and the counts and answers still cover
+// every draw (as when the draws were read in full before the chunks).
+TEST(OutcomeChunks, ACorruptChunkInTheCombinedReadKeepsTheCounts) {
+  ScratchDir dir;
+  const std::string p = dir.path("s.sqlite");
+  auto s = Store::open(p);
+  ASSERT_TRUE(s.ok());
+  ASSERT_TRUE(bulk_import(**s, many_draws()).ok());
+  RawDb raw(p);
+  const std::string tenth = raw.one("SELECT first_draw_id FROM outcome_chunks ORDER BY first_draw_id LIMIT 1 OFFSET 9");
+  const std::string before = raw.one("SELECT sum(n) FROM outcome_chunks WHERE first_draw_id < " + tenth);
+  raw.exec("UPDATE outcome_chunks SET vals = x'00' WHERE first_draw_id = " + tenth);
+  auto want = (*s)->status_counts();
+  ASSERT_TRUE(want.ok());
+  int64_t answers = 0, values = 0;
+  OutcomeDictionaries dict;
+  Status scan = Status::Ok();
+  auto counts = status_counts_answers_and_outcome_codes(
+      **s, [&](std::string_view, std::string_view, std::string_view, std::string_view) { ++answers; }, true, &dict,
+      [&](const OutcomeCodes&) { ++values; }, &scan);
+  ASSERT_TRUE(counts.ok()) << counts.status().to_string();
+  ASSERT_EQ(counts->size(), want->size());
+  int64_t total = 0;
+  for (size_t i = 0; i < want->size(); ++i) {
+    EXPECT_EQ((*counts)[i].count, (*want)[i].count);
+    total += (*want)[i].count;
+  }
+  EXPECT_EQ(answers, total);
+  EXPECT_EQ(std::to_string(values), before);
+  EXPECT_EQ(scan.code(), StatusCode::kDataLoss) << scan.to_string();
+  EXPECT_NE(scan.message().find("outcome_chunks row first_draw_id " + tenth), std::string::npos) << scan.to_string();
+}
+
+// An exception from the outcome callback (which may run on the second thread) reaches the
+// caller, and the store is read normally afterwards (no thread or transaction left behind).
+TEST(OutcomeChunks, AnExceptionFromTheCombinedReadsCallbackReachesTheCaller) {
+  ScratchDir dir;
+  const std::string p = dir.path("s.sqlite");
+  auto s = Store::open(p);
+  ASSERT_TRUE(s.ok());
+  ASSERT_TRUE(bulk_import(**s, many_draws()).ok());
+  const std::string want = two_reads_of(**s, true);
+  for (int64_t throw_at : {int64_t{1}, int64_t{30000}, int64_t{100000}}) {
+    SCOPED_TRACE(throw_at);
+    int64_t values = 0;
+    OutcomeDictionaries dict;
+    Status scan = Status::Ok();
+    EXPECT_THROW((void)status_counts_answers_and_outcome_codes(
+                     **s, [](std::string_view, std::string_view, std::string_view, std::string_view) {}, true, &dict,
+                     [&](const OutcomeCodes&) {
+                       if (++values == throw_at) throw std::runtime_error("callback failed");
+                     },
+                     &scan),
+                 std::runtime_error);
+    EXPECT_EQ(values, throw_at);
+    EXPECT_EQ(one_read_of(**s, true), want);
   }
 }
 
