@@ -143,6 +143,9 @@ HttpReply http_post(CurlHandlePool& pool, const std::string& url, const std::vec
     a.timed_out = rc == CURLE_OPERATION_TIMEDOUT;
     a.abandoned = rc == CURLE_ABORTED_BY_CALLBACK;
     a.curl_error = errbuf[0] != '\0' ? std::string(errbuf) : std::string(curl_easy_strerror(rc));
+    long code = 0;  // the status line's code if one arrived before the error, else 0
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+    a.responded = code > 0 || !a.body.empty();
     a.http = 0;
     return a;
   }
@@ -207,7 +210,7 @@ AttemptResult chat_attempt_done(const ChatEndpoint& ep, const ChatBodyParser& pa
     // take the freed slot.
     ep.limiter->release(permit, outcome, pause_s);
   }
-  if (!last.transport_error && ep.health) {
+  if ((!last.transport_error || last.responded) && ep.health) {
     ep.health->answered = true;
     ep.health->last_reply_s = clock.now_s();
   }
@@ -219,7 +222,7 @@ AttemptResult chat_attempt_done(const ChatEndpoint& ep, const ChatBodyParser& pa
   // Silent (EndpointHealth): the whole timeout_s spent (not a connect timeout) with no
   // HTTP response from the endpoint since this attempt started.
   const double waited_s = last.latency_ms / 1000.0;
-  st.silent = last.timed_out && ep.health && waited_s >= 0.9 * ep.timeout_s &&
+  st.silent = last.timed_out && !last.responded && ep.health && waited_s >= 0.9 * ep.timeout_s &&
               ep.health->last_reply_s.load() < clock.now_s() - waited_s;
   a.no_retry = st.silent;
   st.parsed_ok = false;
@@ -257,9 +260,16 @@ ChatResponse chat_call_result(const ChatEndpoint& ep, ChatCallState& st, const R
   }
   if (last.transport_error) {
     r.kind = ResponseKind::kApiError;
-    r.error = redact_secret("connect: " + last.curl_error + tries, ep.secret);
+    // "timeout:" for curl's error 28 (the connect or the wait for the reply ran out), so a
+    // server that stalled mid-reply is not reported as a connect failure; "connect:" for the
+    // other transport errors (refused, reset, DNS).
+    r.error = redact_secret((last.timed_out ? "timeout: " : "connect: ") + last.curl_error + tries, ep.secret);
+    if (last.timed_out && last.responded)  // tester finding 11 (session 9): slow, not hung
+      r.error += fmt::format("; the server was still sending its reply when timeout_s ({} s) ran out: raise timeout_s",
+                             ep.timeout_s);
     if (st.silent)
-      r.error += fmt::format("; no HTTP response from the server to any call for {} s (timeout_s): not retried",
+      r.error += fmt::format("; no HTTP response from the server to any call for {} s (timeout_s): not retried "
+                             "further",
                              ep.timeout_s);
     return r;
   }
@@ -494,6 +504,9 @@ void ChatMulti::poll(double max_wait_s) {
         c.reply.transport_error = true;
         c.reply.timed_out = rc == CURLE_OPERATION_TIMEDOUT;
         c.reply.curl_error = c.errbuf[0] != '\0' ? std::string(c.errbuf) : std::string(curl_easy_strerror(rc));
+        long code = 0;  // as in the blocking path: a status line that arrived before the error
+        curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code);
+        c.reply.responded = code > 0 || !c.reply.body.empty();
         c.reply.http = 0;
       } else {
         curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &c.reply.http);

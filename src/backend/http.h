@@ -27,6 +27,9 @@ struct HttpReply {
   bool transport_error = false;   // curl failed: connect, reset, timeout, partial body
   bool timed_out = false;         // ... by a timeout (curl error 28: the transfer or the connect)
   bool abandoned = false;         // ... because the caller's abandon flag was set (ChatEndpoint::abandon)
+  /// The server had begun to answer (a status line or body bytes) before the transport
+  /// error: a slow reply cut by timeout_s, not a hung endpoint (never "silent").
+  bool responded = false;
   std::string curl_error;
   long http = 0;                  // status of the last response (0 on transport error)
   std::string body;

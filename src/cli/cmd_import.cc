@@ -1,4 +1,5 @@
 // noisefloor import | export
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -6,6 +7,7 @@
 #include <map>
 #include <string>
 #include <optional>
+#include <streambuf>
 #include <tuple>
 #include <vector>
 
@@ -20,8 +22,10 @@
 #include "data/draws_import.h"
 #include "data/judge_import.h"
 #include "runner/import.h"
+#include "store/export_votes.h"
 #include "store/store.h"
 #include "util/exit_code.h"
+#include "util/output_file.h"
 #include "util/strings.h"
 
 namespace nf::cli {
@@ -450,17 +454,55 @@ int cmd_import(int argc, char** argv) {
   return 0;
 }
 
+namespace {
+
+// Forwards to another stream buffer and counts the newlines written, so `export` can tell a
+// header-only CSV (no data rows) from one with rows, whether it writes a file or stdout.
+class LineCountingBuf : public std::streambuf {
+ public:
+  explicit LineCountingBuf(std::streambuf* to) : to_(to) {}
+  size_t lines() const { return lines_; }
+
+ protected:
+  int_type overflow(int_type ch) override {
+    if (traits_type::eq_int_type(ch, traits_type::eof())) return traits_type::not_eof(ch);
+    if (traits_type::to_char_type(ch) == '\n') ++lines_;
+    return to_->sputc(traits_type::to_char_type(ch));
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    lines_ += static_cast<size_t>(std::count(s, s + n, '\n'));
+    return to_->sputn(s, n);
+  }
+  int sync() override { return to_->pubsync(); }
+
+ private:
+  std::streambuf* to_;
+  size_t lines_ = 0;
+};
+
+}  // namespace
+
 int cmd_export(int argc, char** argv) {
-  CLI::App app{"Export a store's draws for pandas or R: JSONL (one draw per line, with outcomes) or CSV (one "
-               "outcome per row, the long format); `import draws` reads both back, labels included.\n\nExample:\n"
+  CLI::App app{"Export what a store holds for pandas or R, in the formats `import` reads back.\n\n"
+               "--what draws (default): JSONL (one draw per line with its outcomes, every status) or CSV (one\n"
+               "  outcome per row, the long format of `import draws`; only draws with outcomes have rows).\n"
+               "--what judgments: judge votes as subject,subject_provider,item,cluster,judge,judge_provider,label\n"
+               "  (the `import votes` format) plus status and the judged draw's condition, config, replicate, draw_id.\n"
+               "--what labels: human labels as rater,subject,item,label (the `import labels` format).\n\n"
+               "Example:\n"
                "  noisefloor export --store runs/sample/store.sqlite --format csv --out draws.csv\n"
-               "  noisefloor export --store runs/sample/store.sqlite --format csv > draws.csv\n\n"
-               "Rows come in draw-key order (subject, item, condition, config, replicate); each varying config "
-               "axis is also a column of its own (temperature, top_p, seed, max_tokens, template).",
+               "  noisefloor export --store runs/sample/store.sqlite --format csv > draws.csv\n"
+               "  noisefloor export --store runs/xstest/store.sqlite --what judgments --format csv --out votes.csv\n\n"
+               "Draw rows come in draw-key order (subject, item, condition, config, replicate); each varying config "
+               "axis is also a column of its own (temperature, top_p, seed, max_tokens, template). A CSV that "
+               "would hold no data rows is an error (exit 2, nothing written to --out): e.g. a chat study's draws "
+               "carry no outcomes (they are scored by judge votes: --what judgments).",
                "noisefloor export"};
-  std::string store_path, format = "jsonl", out;
+  std::string store_path, format = "jsonl", out, what = "draws";
   app.add_option("--store", store_path, "the store: a SQLite file or a postgresql://... URL")->required();
   app.add_option("--format", format, "jsonl or csv")->check(CLI::IsMember({"jsonl", "csv"}));
+  app.add_option("--what", what, "draws (default), judgments or labels")
+      ->check(CLI::IsMember({"draws", "judgments", "labels"}));
   app.add_option("--out", out, "output file (written atomically); default or '-': standard output");
   try {
     app.parse(argc, argv);
@@ -470,12 +512,60 @@ int cmd_export(int argc, char** argv) {
   }
   auto store = Store::open_for_reading(store_path);
   if (!store.ok()) return fail("export", store.status());
+  const bool csv = format == "csv";
+  std::optional<AtomicOutputFile> file;
+  if (!out.empty() && out != "-") {
+    file.emplace(out);
+    if (Status st = file->open(); !st.ok()) return fail("export", st);
+  }
+  std::ostream& dest = file ? static_cast<std::ostream&>(file->out()) : std::cout;
+  LineCountingBuf counter(dest.rdbuf());
+  std::ostream counted(&counter);
+  size_t rows = 0;
   Status st;
-  if (out.empty() || out == "-")
-    st = format == "csv" ? (*store)->export_csv(std::cout) : (*store)->export_jsonl(std::cout);
-  else
-    st = format == "csv" ? (*store)->export_csv(out) : (*store)->export_jsonl(out);
+  if (what == "judgments") {
+    st = export_judgments(**store, csv, counted, &rows);
+  } else if (what == "labels") {
+    st = export_human_labels(**store, csv, counted, &rows);
+  } else {
+    st = csv ? (*store)->export_csv(counted) : (*store)->export_jsonl(counted);
+    rows = csv ? (counter.lines() > 0 ? counter.lines() - 1 : 0) : counter.lines();
+  }
+  if (st.ok()) {
+    counted.flush();
+    if (!counted || !dest) st = DataLoss((file ? file->path() : std::string("standard output")) + ": write failed");
+  }
   if (!st.ok()) return fail("export", st);
+  const std::string noun = what == "judgments" ? "judge votes"
+                           : what == "labels"  ? "human labels"
+                           : csv               ? "outcome rows"
+                                               : "draws";
+  if (rows == 0) {
+    // Nothing to export in this form: say why and where it is instead of an empty file.
+    std::string why;
+    if (what == "draws") {
+      auto n = (*store)->draw_count();
+      auto votes = (*store)->judgment_count();
+      const int64_t draws = n.ok() ? *n : 0;
+      if (draws == 0) {
+        why = "the store holds no draws";
+      } else {
+        why = fmt::format("the store's {} draws carry no outcomes", draws);
+        if (votes.ok() && *votes > 0)
+          why += fmt::format(" (they are scored by its {} judge votes: --what judgments)", *votes);
+        else
+          why += " (their statuses and replies: --format jsonl)";
+      }
+    } else {
+      why = fmt::format("the store holds no {}", what == "judgments" ? "judge votes" : "human labels");
+    }
+    return fail("export", InvalidArgument(fmt::format("{}: no {} to export: {}{}", store_path, noun, why,
+                                                      file ? "; nothing written to " + out : "")));
+  }
+  if (file) {
+    if (Status c = file->commit(); !c.ok()) return fail("export", c);
+    std::fprintf(stderr, "export: %zu %s to %s\n", rows, noun.c_str(), out.c_str());
+  }
   return 0;
 }
 

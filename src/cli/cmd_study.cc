@@ -86,10 +86,14 @@ int do_run(const std::string& cmd, const StudyArgs& a, const Study& study, Store
   ro.stop = &install_stop_handler();
   auto sum = run_study(study, store, ro);
   if (!sum.ok()) return fail(cmd, sum.status());
+  // --refresh re-runs every planned draw, stored or not: "0 already in the store" would
+  // read as if the store were empty (tester finding 22.8, session 9).
+  const std::string found = ro.refresh ? std::string("--refresh: every planned draw re-run, stored ones replaced")
+                                       : fmt::format("{} already in the store", sum->already_done);
   std::fprintf(stderr,
-               "%s: %lld planned, %lld already in the store, %lld run now (ok %lld, parse_error %lld, api_error %lld, "
+               "%s: %lld planned, %s, %lld run now (ok %lld, parse_error %lld, api_error %lld, "
                "refused %lld%s) in %.1f s\n",
-               cmd.c_str(), static_cast<long long>(sum->planned), static_cast<long long>(sum->already_done),
+               cmd.c_str(), static_cast<long long>(sum->planned), found.c_str(),
                static_cast<long long>(sum->executed), static_cast<long long>(sum->ok),
                static_cast<long long>(sum->parse_error), static_cast<long long>(sum->api_error),
                static_cast<long long>(sum->refused),
@@ -121,6 +125,15 @@ int do_run(const std::string& cmd, const StudyArgs& a, const Study& study, Store
     std::fprintf(stderr, "%s: %lld draws failed at the API (first: %s); they are not scored and are retried on resume\n",
                  cmd.c_str(), static_cast<long long>(sum->api_error), sum->first_api_error.c_str());
     if (sum->ok + sum->parse_error + sum->refused == 0 && sum->executed > 0) {
+      if (sum->api_error_refused_request == sum->api_error) {
+        // The server is up and answered every call by refusing the request (tester finding
+        // 22.1, session 9: every prompt longer than the server's context): bad input.
+        std::fprintf(stderr,
+                     "%s: the server refused every request (first: %s): the requests do not fit this server "
+                     "(context size, model name, parameters), it is not down\n",
+                     cmd.c_str(), sum->first_api_error.c_str());
+        return static_cast<int>(ExitCode::kUsage);
+      }
       std::fprintf(stderr, "%s: every draw failed at the API: backend unavailable\n", cmd.c_str());
       return static_cast<int>(ExitCode::kBackendUnavailable);
     }

@@ -26,7 +26,7 @@ const std::vector<Command>& commands() {
       {"worker", nf::cli::cmd_worker, "run a study's draws from a shared PostgreSQL store (any number of machines)"},
       {"analyze", nf::cli::cmd_analyze, "analyze a store and write report.md, report.html and results.json"},
       {"import", nf::cli::cmd_import, "import into a store: draws | votes | labels | missing-info | probe-sheet | inspect | lm-eval (import KIND FILE...)"},
-      {"export", nf::cli::cmd_export, "export a store's draws as JSONL or CSV"},
+      {"export", nf::cli::cmd_export, "export a store's draws, judge votes or human labels as JSONL or CSV"},
       {"judge", nf::cli::cmd_judge, "re-score stored chat answers with the study's judge panel (resumable)"},
       {"serve-sim", nf::cli::cmd_serve_sim, "serve the simulator over an OpenAI-compatible API on 127.0.0.1"},
       {"serve-fhir", nf::cli::cmd_serve_fhir, "serve the FHIR record server with the MedAgentBench chart on 127.0.0.1"},
@@ -48,7 +48,8 @@ void print_usage(FILE* out) {
                "  noisefloor audit examples/sample-floor.yaml --out runs/sample\n"
                "  NOISEFLOOR_DATA=../shared/data noisefloor audit examples/medqa-floor.yaml\n\n"
                "Exit codes: 0 success, 1 analysis found problems, 2 bad input or usage,\n"
-               "            3 backend unavailable, 4 internal error.\n");
+               "            3 backend unavailable, 4 internal error, 130 interrupted (Ctrl-C / SIGTERM;\n"
+               "            run the same command again to resume).\n");
 }
 
 }  // namespace

@@ -90,7 +90,19 @@ Result<Csv> read_csv(const std::string& path) {
       return InvalidArgument(fmt::format("{}: {} fields, the header has {}", csv.where(row[csv.header.size()]),
                                          row.size(), csv.header.size()));
     }
-    while (row.size() < csv.header.size()) row.push_back(Cell{"", row[0].line, static_cast<int>(row.size()) + 1});
+    // A short row is refused as a long one is (a truncated line or a lost comma is not
+    // "the last raters missing"); missing values are written as empty fields, `q2,B,,`
+    // (docs/stats.md), the way `import draws` also refuses short rows.
+    if (row.size() < csv.header.size()) {
+      std::string as_written;  // the row with its missing fields written empty: "q2,B,,"
+      for (size_t i = 0; i < row.size(); ++i) as_written += (i ? "," : "") + trim(row[i].text);
+      as_written += std::string(csv.header.size() - row.size(), ',');
+      return InvalidArgument(fmt::format("{}:{}: {} field{}, the header has {} (write a missing value as an empty "
+                                         "field: '{}')",
+                                         csv.path, row[0].line, row.size(), row.size() == 1 ? "" : "s",
+                                         csv.header.size(), as_written.size() > 80 ? as_written.substr(0, 77) + "..."
+                                                                                     : as_written));
+    }
     for (auto& c : row) c.text = trim(c.text);
     csv.rows.push_back(std::move(row));
   }

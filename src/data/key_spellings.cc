@@ -76,6 +76,13 @@ Status KeySpellings::check_new(std::string_view value, size_t line) {
       return InvalidArgument(fmt::format("{}:{}: {}: only whitespace ({}): write the name without spaces, or leave "
                                          "the cell empty where the column has a default",
                                          path_, line, column_, spelled_for_message(value)));
+    // A line break or another control character in a key breaks every table of the report
+    // (markdown rows, CSV exports) and is never meant (tester finding 22.11, session 9).
+    for (char c : value)
+      if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f)
+        return InvalidArgument(fmt::format("{}:{}: {}: a control character (line break, ...) in {}: write the "
+                                           "name on one line without control characters",
+                                           path_, line, column_, spelled_for_message(value)));
     seen_.emplace(std::string(value), line);
   } else if (it->first != value) {
     // The same folded form: this spelling, one that differs by whitespace, or by case

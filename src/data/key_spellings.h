@@ -30,6 +30,9 @@ std::string spelled_for_message(std::string_view v);
 ///    line 3); they would be two items: remove the spaces" (`line` is the second one's);
 ///  - a value that is only whitespace is an error ("path:line: column: only whitespace
 ///    ('  ') ...");
+///  - a value holding a control character other than a tab (a line break inside a quoted
+///    CSV field, ...) is an error ("path:line: column: a control character ... in 'q\n1'"):
+///    it would break every markdown table of the report;
 ///  - two values that differ only by ASCII letter case ("GPT-4o", "gpt-4o") are kept as
 ///    two values, with a warning naming both and their first lines (at most
 ///    kMaxCaseWarnings per column, then one line counting the rest);

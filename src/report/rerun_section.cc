@@ -64,7 +64,8 @@ void rerun_section(std::string& md, const nlohmann::json& r) {
       const auto& x = m[key];
       std::string extra;
       if (std::string(key) == "trajectory_divergence")
-        extra = fmt::format(" (median first divergent turn {})", n3(x.value("first_divergent_turn_median", nlohmann::json(nullptr))));
+        extra = fmt::format(" (median first divergent turn {}; turns counted from 0 = the first reply)",
+                            n3(x.value("first_divergent_turn_median", nlohmann::json(nullptr))));
       md += fmt::format("| {}{} | {}/{} ({}) | {} | {} | {} |\n", label, extra, n3(x["count"]), n3(x["n"]),
                         x.value("denominator", ""), n3(x["rate"]), interval(x), interval(x["family_bootstrap"]));
     }

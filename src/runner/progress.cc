@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include <fmt/format.h>
+
 #include "util/strings.h"
 
 namespace nf {
@@ -51,9 +53,14 @@ void ProgressLine::print(double now) {
   const double eta = rate > 0 ? static_cast<double>(to_run_ - c.executed) / rate : NAN;
   const int64_t done = already_done_ + c.executed;
   const double pct = planned_ > 0 ? 100.0 * static_cast<double>(done) / static_cast<double>(planned_) : 100.0;
-  std::fprintf(stderr, "%s%s: %lld/%lld %s (%.1f%%) | %.1f %s/s | ETA %s | parse_error %lld | api_error %lld%s",
+  // Below 1 per second a rate of "0.0 draws/s" says nothing: print seconds per draw instead
+  // ("20.4 s/draw"; the unit's singular is the unit without its final 's').
+  const std::string singular = unit_.size() > 1 && unit_.back() == 's' ? unit_.substr(0, unit_.size() - 1) : unit_;
+  const std::string speed = c.executed > 0 && rate < 1.0 ? fmt::format("{:.1f} s/{}", 1.0 / rate, singular)
+                                                         : fmt::format("{:.1f} {}/s", rate, unit_);
+  std::fprintf(stderr, "%s%s: %lld/%lld %s (%.1f%%) | %s | ETA %s | parse_error %lld | api_error %lld%s",
                tty_ ? "\r" : "", label_.c_str(), static_cast<long long>(done), static_cast<long long>(planned_),
-               unit_.c_str(), pct, rate, unit_.c_str(), format_duration(eta).c_str(),
+               unit_.c_str(), pct, speed.c_str(), format_duration(eta).c_str(),
                static_cast<long long>(c.parse_error), static_cast<long long>(c.api_error), tty_ ? "   " : "\n");
   std::fflush(stderr);
 }

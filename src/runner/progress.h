@@ -20,7 +20,8 @@ struct ProgressCounts {
 };
 
 /// Prints "<label>: <done>/<planned> <unit> (<pct>%) | <rate> <unit>/s | ETA m:ss |
-/// parse_error N | api_error N" from a background thread, where done = already_done +
+/// parse_error N | api_error N" from a background thread (below one per second the rate is
+/// written as seconds per unit, "20.5 s/draw"), where done = already_done +
 /// executed and the rate and ETA are over this run's executed count (to_run left).
 /// `counts` is called from that thread (it must be thread-safe); the clock gives elapsed
 /// seconds (tests pass a fake one). Stops and prints a last line on stop() or destruction.

@@ -376,6 +376,10 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
       case DrawStatus::kApiError:
         ++sum.api_error;
         if (sum.first_api_error.empty()) sum.first_api_error = d.error;
+        // "HTTP 4xx: ..." (backend/http.cc) other than 408 and 429: the server answered and
+        // refused the request itself (e.g. a prompt longer than its context).
+        if (d.error.rfind("HTTP 4", 0) == 0 && d.error.rfind("HTTP 408", 0) != 0 && d.error.rfind("HTTP 429", 0) != 0)
+          ++sum.api_error_refused_request;
         break;
       case DrawStatus::kRefused: ++sum.refused; break;
     }

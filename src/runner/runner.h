@@ -148,6 +148,9 @@ struct RunSummary {
   bool interrupted = false;
   int64_t abandoned = 0;       // draws in flight cut at the end of a stop's grace (not stored)
   std::string first_api_error;
+  // Of api_error: the server answered HTTP 4xx other than 408 / 429, refusing the request
+  // itself (a prompt longer than its context, a bad parameter): not an outage.
+  int64_t api_error_refused_request = 0;
   // Non-empty when the circuit breaker stopped the run (RunOptions::max_consecutive_api_errors):
   // "subject 'S' (openai:http://...): 16 draws in a row failed at the API; last: connect: ...".
   // `interrupted` is then true when draws were left unrun.

@@ -1,6 +1,7 @@
 #include "runner/task_registry.h"
 
 #include <algorithm>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -11,6 +12,7 @@
 #include "data/xstest.h"
 #include "data/medagentbench.h"
 #include "fhir/chart_fixture.h"
+#include "spec/study_where.h"
 #include "task/chat_task.h"
 #include "task/fhir_agent_task.h"
 #include "task/mcq_task.h"
@@ -82,8 +84,9 @@ Result<std::unique_ptr<Task>> make_chat(const Study& study) {  // seed 004 §2.3
 // fhir_snapshot.jsonl and task_truth_audit.json are read beside it.
 Result<std::unique_ptr<Task>> make_fhir_agent(const Study& study) {
   const nlohmann::json& o = study.task_options;
-  auto bad = [](const std::string& key, const std::string& what) {
-    return InvalidArgument(fmt::format("task_options.{}: {}", key, what));
+  // "study.yaml:LINE: task_options.KEY: problem", as the study parser's own errors.
+  auto bad = [&study](const std::string& key, const std::string& what) {
+    return InvalidArgument(fmt::format("{}: {}", study_key_where(study, "task_options." + key), what));
   };
   FhirAgentOptions opt;
   std::string fhir_base = "embedded";
@@ -117,6 +120,20 @@ Result<std::unique_ptr<Task>> make_fhir_agent(const Study& study) {
   const size_t slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
   NF_ASSIGN_OR_RETURN(auto tasks, read_medagentbench_tasks(path, families, per_family));
+  if (per_family > 0) {
+    // A cap above what a family holds would run fewer tasks than asked without a word.
+    NF_ASSIGN_OR_RETURN(auto every, read_medagentbench_tasks(path, families, 0));
+    std::map<std::string, int64_t> per;
+    for (const auto& t : every) ++per[t.family];
+    for (const auto& [family, n] : per)
+      if (n < per_family)
+        return bad("per_family", fmt::format("{} tasks per family asked, but family {} has {} (at most {} for the "
+                                             "families chosen)",
+                                             per_family, family, n,
+                                             std::min_element(per.begin(), per.end(), [](const auto& a, const auto& b) {
+                                               return a.second < b.second;
+                                             })->second));
+  }
   if (study.dataset.limit > 0 && static_cast<size_t>(study.dataset.limit) < tasks.size())
     tasks.resize(static_cast<size_t>(study.dataset.limit));
   NF_ASSIGN_OR_RETURN(auto funcs, read_medagentbench_funcs(dir + "/funcs_v1.json"));

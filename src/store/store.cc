@@ -29,6 +29,7 @@
 
 #include "util/clock.h"
 #include "util/file.h"
+#include "util/output_file.h"
 
 #ifndef NOISEFLOOR_VERSION
 #define NOISEFLOOR_VERSION "0.1.0"  // the CLI target defines it from project(VERSION)
@@ -528,41 +529,8 @@ struct DrawWriter {
   }
 };
 
-// Streams an export to `out_path.tmp` and renames it over `out_path` on success, so a
-// failed export never leaves a half-written file under the final name.
+// Exports stream to `out_path.tmp`, renamed over `out_path` on success (util/output_file.h).
 // (csv_field, config_axes and axis_value_json are in store/export_format.h.)
-class ExportFile {
- public:
-  explicit ExportFile(std::string out_path) : path_(std::move(out_path)), tmp_(path_ + ".tmp") {}
-  ~ExportFile() {
-    if (out_.is_open()) {
-      out_.close();
-      std::error_code ec;
-      std::filesystem::remove(tmp_, ec);
-    }
-  }
-  Status open() {
-    std::filesystem::path parent = std::filesystem::path(path_).parent_path();
-    if (!parent.empty()) NF_RETURN_IF_ERROR(make_dirs(parent.string()));
-    out_.open(tmp_, std::ios::binary | std::ios::trunc);
-    if (!out_) return InvalidArgument(tmp_ + ": cannot write");
-    return Status::Ok();
-  }
-  std::ofstream& out() { return out_; }
-  Status finish() {
-    out_.flush();
-    if (!out_) return DataLoss(tmp_ + ": write failed");
-    out_.close();
-    std::error_code ec;
-    std::filesystem::rename(tmp_, path_, ec);
-    if (ec) return DataLoss(path_ + ": rename failed: " + ec.message());
-    return Status::Ok();
-  }
-
- private:
-  std::string path_, tmp_;
-  std::ofstream out_;
-};
 
 }  // namespace
 
@@ -1855,17 +1823,17 @@ Result<std::vector<ItemRow>> SqliteStore::items() {
 // ---- export -------------------------------------------------------------------------
 
 Status Store::export_jsonl(const std::string& out_path) {
-  ExportFile file(out_path);
+  AtomicOutputFile file(out_path);
   NF_RETURN_IF_ERROR(file.open());
   NF_RETURN_IF_ERROR(export_jsonl(file.out()));
-  return file.finish();
+  return file.commit();
 }
 
 Status Store::export_csv(const std::string& out_path) {
-  ExportFile file(out_path);
+  AtomicOutputFile file(out_path);
   NF_RETURN_IF_ERROR(file.open());
   NF_RETURN_IF_ERROR(export_csv(file.out()));
-  return file.finish();
+  return file.commit();
 }
 
 Status SqliteStore::export_jsonl(std::ostream& out) {

@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "util/output_file.h"
+
 
 namespace nf {
 
@@ -46,17 +48,16 @@ Result<std::string> read_file(const std::string& path) {
 }
 
 Status write_file_atomic(const std::string& path, const std::string& data) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return InvalidArgument(tmp + ": cannot write: " + std::strerror(errno));
-    out << data;
-    if (!out.flush()) return DataLoss(tmp + ": write failed");
+  // The parent directory must exist (callers create it); AtomicOutputFile::open would also
+  // create it, so check first to keep this function's contract.
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty() && !std::filesystem::is_directory(parent)) {
+    return InvalidArgument(path + ".tmp: cannot write: " + std::strerror(ENOENT));
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return DataLoss(path + ": rename failed: " + ec.message());
-  return Status::Ok();
+  AtomicOutputFile file(path);
+  NF_RETURN_IF_ERROR(file.open());
+  file.out() << data;
+  return file.commit();
 }
 
 Status make_dirs(const std::string& dir) {

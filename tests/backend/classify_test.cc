@@ -242,7 +242,8 @@ TEST(Faults, EachKindIsClassifiedAndRetried) {
   tight.timeout_s = 0.1;
   const ChatResponse timed_out = OpenAiBackend(tight).complete(simple_request());
   EXPECT_EQ(timed_out.kind, ResponseKind::kApiError);
-  EXPECT_EQ(timed_out.error.rfind("connect: ", 0), 0u) << timed_out.error;
+  // A reply that did not come in time is a timeout, not a connect failure (tester 22.2).
+  EXPECT_EQ(timed_out.error.rfind("timeout: ", 0), 0u) << timed_out.error;
 }
 
 TEST(Faults, DrawsAreReproducibleAndSucceedingRepliesAreExact) {
@@ -290,6 +291,56 @@ TEST(Faults, OptionsAreValidated) {
   f.fail_rate = 0.2;
   f.latency_ms = -1;
   EXPECT_FALSE(f.validate().ok());
+}
+
+}  // namespace
+}  // namespace nf
+
+namespace nf {
+namespace {
+
+// Tester finding 11 (session 9): a server that sent its status line and headers, then
+// trickled its body past timeout_s, was declared hung ("no HTTP response ... not retried",
+// "connect: ..."): it is slow, not silent, so the attempt is an ordinary timeout, retried,
+// and the message says to raise timeout_s.
+TEST(Faults, ASlowReplyCutByTheTimeoutIsRetriedNotDeclaredHung) {
+  const std::string body =
+      R"({"id":"x","choices":[{"index":0,"message":{"role":"assistant","content":"A"},"finish_reason":"stop"}]})";
+  std::atomic<int> calls{0};
+  std::atomic<bool> stopping{false};
+  httplib::Server server;
+  server.Post("/v1/chat/completions", [&](const httplib::Request&, httplib::Response& res) {
+    ++calls;
+    res.set_content_provider(body.size(), "application/json",
+                             [&](size_t offset, size_t, httplib::DataSink& sink) {
+                               if (offset == 0) sink.write(body.data(), 20);  // headers + 20 bytes at once
+                               // ... then nothing within the client's timeout.
+                               for (int i = 0; i < 100 && !stopping.load(); ++i)
+                                 std::this_thread::sleep_for(std::chrono::milliseconds(10));
+                               return false;  // give up: the client has gone
+                             });
+  });
+  const int port = server.bind_to_any_port("127.0.0.1");
+  std::thread t([&] { server.listen_after_bind(); });
+  while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  OpenAiOptions o = fast("http://127.0.0.1:" + std::to_string(port) + "/v1", 1);
+  o.timeout_s = 0.3;
+  ChatResponse r;
+  {
+    OpenAiBackend b(o);
+    r = b.complete(simple_request());
+  }
+  stopping = true;
+  server.stop();
+  t.join();
+  EXPECT_EQ(r.kind, ResponseKind::kApiError);
+  EXPECT_EQ(r.attempts, 2) << r.error;  // max_retries 1: retried, as a timeout is
+  EXPECT_EQ(calls.load(), 2);
+  EXPECT_FALSE(r.endpoint_silent) << r.error;
+  EXPECT_EQ(r.error.rfind("timeout: ", 0), 0u) << r.error;
+  EXPECT_NE(r.error.find("still sending its reply when timeout_s (0.3 s) ran out: raise timeout_s"), std::string::npos)
+      << r.error;
+  EXPECT_EQ(r.error.find("no HTTP response"), std::string::npos) << r.error;
 }
 
 }  // namespace

@@ -223,8 +223,11 @@ TEST(FaultsCli, RefreshRerunsEveryDrawAndNoCacheSkipsTheCache) {
   ASSERT_EQ(refresh.exit_code, 0) << refresh.err;
   EXPECT_NE(first.err.find(std::to_string(planned) + " run now"), std::string::npos) << first.err;
   EXPECT_NE(again.err.find("0 run now"), std::string::npos) << again.err;
-  EXPECT_NE(refresh.err.find("0 already in the store, " + std::to_string(planned) + " run now"), std::string::npos)
+  EXPECT_NE(refresh.err.find("--refresh: every planned draw re-run, stored ones replaced, " + std::to_string(planned) +
+                             " run now"),
+            std::string::npos)
       << refresh.err;
+  EXPECT_EQ(refresh.err.find("0 already in the store"), std::string::npos) << refresh.err;
   EXPECT_EQ(refresh.err.find("from cache"), std::string::npos) << refresh.err;
   auto store = Store::open_existing(d / "r.sqlite");
   ASSERT_TRUE(store.ok());
@@ -352,6 +355,31 @@ TEST(FaultsCli, AServerKilledMidRunTripsTheBreakerAndAResumeCompletesTheStudy) {
   for (const auto& o : *ref_rows) want[key_of(o)] = o.value;
   EXPECT_EQ(got.size(), static_cast<size_t>(planned * 2));
   EXPECT_EQ(got, want);
+}
+
+// Tester finding 22.1 (session 9): every request refused with HTTP 400 (prompts longer than
+// the server's context) ended "every draw failed at the API: backend unavailable", exit 3.
+// The server is up and refusing the requests themselves: that is input, exit 2, said so.
+TEST(FaultsCli, EveryRequestRefusedWithHttp400IsInputNotAnOutage) {
+  httplib::Server server;
+  server.Post("/v1/chat/completions", [](const httplib::Request&, httplib::Response& res) {
+    res.status = 400;
+    res.set_content(R"({"error":{"code":400,"message":"the request exceeds the available context size"}})",
+                    "application/json");
+  });
+  const int port = server.bind_to_any_port("127.0.0.1");
+  std::thread t([&] { server.listen_after_bind(); });
+  while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  TempDir d;
+  write(d / "study.yaml", sample_study("ctx", "    max_retries: 0\n", 1));
+  const CmdResult r = run_cli("run " + d / "study.yaml" + " --quiet --no-cache --store " + d / "ctx.sqlite", d.path(),
+                              "SIM_URL=http://127.0.0.1:" + std::to_string(port) + "/v1");
+  server.stop();
+  t.join();
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("the server refused every request (first: HTTP 400: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("exceeds the available context size"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("backend unavailable"), std::string::npos) << r.err;
 }
 
 // --max-consecutive-api-errors 0 turns the breaker off: every draw is tried and stored as

@@ -71,6 +71,30 @@ TEST(StatsCli, FleissFromCsvAndUndefinedWhenOneCategory) {
   EXPECT_TRUE(j.contains("undefined")) << uj.out;
 }
 
+// Tester finding 20 (session 9): a row shorter than the header was read as "the last
+// raters missing", so a truncated line silently dropped its item (n 3, kappa 0.1).
+// A short row is refused as a long one is; empty fields are the way to write missing.
+TEST(StatsCli, ShortRowRefusedLikeALongRowEmptyFieldsAreMissing) {
+  TempDir d;
+  {
+    std::ofstream f(d / "ragged.csv");
+    f << "item,r1,r2,r3\nq1,A,A,A\nq2,B\nq3,A,B,B\nq4,B,B,A\n";
+  }
+  auto r = run_cli("stats fleiss " + d / "ragged.csv", d.path());
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("ragged.csv:3: 2 fields, the header has 4"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("q2,B,,"), std::string::npos) << r.err;
+  {
+    std::ofstream f(d / "empty_fields.csv");
+    f << "item,r1,r2,r3\nq1,A,A,A\nq2,B,,\nq3,A,B,B\nq4,B,B,A\n";
+  }
+  // Written as empty fields the same data is accepted: q2 has one rating and drops out of
+  // Fleiss (which needs >= 2 ratings per item), leaving q1, q3, q4.
+  auto ok = run_cli("stats fleiss " + d / "empty_fields.csv" + " --json", d.path());
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_EQ(nlohmann::json::parse(ok.out)["n"].get<int>(), 3) << ok.out;
+}
+
 TEST(StatsCli, VignettesNeededS2) {
   EXPECT_DOUBLE_EQ(json_of("vignettes-needed 374/4320 25")["estimate"].get<double>(), 289);
 }

@@ -9,8 +9,12 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sqlite3.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <map>
 #include <string>
 
@@ -248,6 +252,109 @@ TEST(XstestChatInput, ABadPromptRowIsExit2NamingFileLineAndField) {
   auto r = testing::run_cli("run " + (t / "s.yaml") + " --quiet --store " + (t / "s.sqlite"), t.path());
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("p.csv:3: label: 'harmless' is not safe or unsafe"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace nf
+
+namespace nf {
+namespace {
+
+// Runs one SQL query on the SQLite store and returns its rows as text cells (the test's own
+// read of the store, independent of the exporter).
+std::vector<std::vector<std::string>> sql_rows(const std::string& db_path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  std::vector<std::vector<std::string>> rows;
+  EXPECT_EQ(sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  while (st != nullptr && sqlite3_step(st) == SQLITE_ROW) {
+    std::vector<std::string> r;
+    for (int i = 0; i < sqlite3_column_count(st); ++i) {
+      const unsigned char* t = sqlite3_column_text(st, i);
+      r.emplace_back(t ? reinterpret_cast<const char*>(t) : "");
+    }
+    rows.push_back(std::move(r));
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return rows;
+}
+
+std::vector<std::string> split_commas(const std::string& line) {
+  std::vector<std::string> out(1);
+  for (char c : line) {
+    if (c == ',') out.emplace_back();
+    else out.back() += c;
+  }
+  return out;
+}
+
+// Tester finding 14 (session 9): `export --format csv` of a chat study wrote a header and
+// exit 0; its 4,050 judge votes could not be exported at all.
+TEST_F(XstestChat, ExportOfAChatStoreRefusesAnEmptyCsvAndExportsTheJudgeVotes) {
+  const std::string store = *dir_ / "s.sqlite";
+  auto empty = testing::run_cli("export --store " + store + " --format csv --out " + (*dir_ / "x.csv"), dir_->path());
+  EXPECT_EQ(empty.exit_code, 2) << empty.err;
+  EXPECT_NE(empty.err.find("draws carry no outcomes"), std::string::npos) << empty.err;
+  EXPECT_NE(empty.err.find("--what judgments"), std::string::npos) << empty.err;
+  EXPECT_FALSE(std::filesystem::exists(*dir_ / "x.csv"));
+  EXPECT_FALSE(std::filesystem::exists(*dir_ / "x.csv.tmp"));
+
+  auto votes = testing::run_cli("export --store " + store + " --what judgments --format csv --out " + (*dir_ / "v.csv"),
+                                dir_->path());
+  ASSERT_EQ(votes.exit_code, 0) << votes.err;
+  std::istringstream in(testing::slurp(*dir_ / "v.csv"));
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "subject,subject_provider,item,cluster,judge,judge_provider,label,status,condition,config,replicate,"
+                  "draw_id");
+  // Every stored vote once, with the judged draw's replicate, read from the store by SQL.
+  std::map<std::string, int64_t> expected, got;  // "judge|label|status|replicate|draw_id" -> count
+  for (const auto& r : sql_rows(store, "SELECT j.judge, ifnull(j.label, ''), j.status, d.replicate, j.draw_id "
+                                       "FROM judgments j JOIN draws d ON d.id = j.draw_id"))
+    ++expected[r[0] + "|" + r[1] + "|" + r[2] + "|" + r[3] + "|" + r[4]];
+  int64_t rows = 0;
+  while (std::getline(in, line)) {
+    const auto f = split_commas(line);
+    ASSERT_EQ(f.size(), 12u) << line;
+    ++got[f[4] + "|" + f[6] + "|" + f[7] + "|" + f[10] + "|" + f[11]];
+    ++rows;
+  }
+  EXPECT_EQ(rows, 4050);  // 1,350 draws x 3 judges (examples/xstest-chat.yaml)
+  EXPECT_EQ(got, expected);
+}
+
+// Imported votes round-trip: import votes -> export --what judgments -> import votes into a
+// new store -> export again gives the same file (a missing vote included).
+TEST(ExportVotes, ImportedVotesRoundTripThroughImportVotes) {
+  testing::TempDir d;
+  {
+    std::ofstream f(d / "v.csv");
+    f << "subject,subject_provider,item,cluster,judge,judge_provider,label\n"
+         "m1,openai,q1,c1,j1,anthropic,1\n"
+         "m1,openai,q1,c1,j2,openai,0\n"
+         "m1,openai,q2,,j1,anthropic,\n"
+         "m2,xai,q1,c1,j1,anthropic,0\n";
+  }
+  ASSERT_EQ(testing::run_cli("import votes v.csv --store a.sqlite", d.path()).exit_code, 0);
+  auto a = testing::run_cli("export --store a.sqlite --what judgments --format csv --out a.csv", d.path());
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_NE(a.err.find("export: 4 judge votes to a.csv"), std::string::npos) << a.err;
+  auto i = testing::run_cli("import votes a.csv --store b.sqlite", d.path());
+  ASSERT_EQ(i.exit_code, 0) << i.err;
+  ASSERT_EQ(testing::run_cli("export --store b.sqlite --what judgments --format csv --out b.csv", d.path()).exit_code, 0);
+  const std::string exported = testing::slurp(d / "a.csv");
+  EXPECT_EQ(exported, testing::slurp(d / "b.csv"));
+  // The missing vote (empty label) is kept as a non-vote row, q2's empty cluster became q2.
+  EXPECT_NE(exported.find("m1,openai,q2,q2,j1,anthropic,,api_error,,,,\n"), std::string::npos) << exported;
+  // Labels: none in this store; the draws CSV is refused with the reason.
+  auto l = testing::run_cli("export --store a.sqlite --what labels --format csv", d.path());
+  EXPECT_EQ(l.exit_code, 2);
+  EXPECT_NE(l.err.find("the store holds no human labels"), std::string::npos) << l.err;
+  auto dr = testing::run_cli("export --store a.sqlite --format csv", d.path());
+  EXPECT_EQ(dr.exit_code, 2);
+  EXPECT_NE(dr.err.find("the store holds no draws"), std::string::npos) << dr.err;
 }
 
 }  // namespace

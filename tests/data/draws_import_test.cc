@@ -185,6 +185,17 @@ TEST_F(DrawsImportTest, LineNumbersCountEmbeddedNewlines) {
               HasSubstr(":4: replicate:"));
 }
 
+// Tester finding 22.11 (session 9): a subject name holding a line break (a quoted CSV
+// field) was imported and broke every markdown table of the report.
+TEST_F(DrawsImportTest, KeyValuesWithALineBreakAreRefused) {
+  EXPECT_THAT(error_of(".csv", std::string(kHeader) + "m,q1,,n,d,0,o,1\n\"m\nx\",q1,,n,d,1,o,1\n"),
+              HasSubstr(":3: subject: a control character (line break, ...) in 'm\\nx'"));
+  EXPECT_THAT(error_of(".jsonl", R"({"subject":"m","item":"q\r1","condition":"n","config":"d","replicate":0,)"
+                                 R"("outcome":"o","value":1})"
+                                 "\n"),
+              HasSubstr(":1: item: a control character (line break, ...) in 'q\\r1'"));
+}
+
 TEST_F(DrawsImportTest, JsonlErrors) {
   EXPECT_THAT(error_of(".jsonl", R"({"subject":"m","item":"q","condition":"n","config":"d","replicate":0,"value":1})"),
               HasSubstr(":1: outcome: missing"));

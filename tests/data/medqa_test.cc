@@ -87,7 +87,7 @@ TEST(MedqaReal, LimitKeepsTheFirstItems) {
 }
 
 TEST(MedqaSample, ShippedSampleIsValid) {
-  Result<std::vector<McqItem>> r = read_medqa_jsonl(NF_SOURCE_DIR "/data/sample-mcq.jsonl", 0, "id");
+  Result<std::vector<McqItem>> r = read_medqa_jsonl(NF_SOURCE_DIR + "/data/sample-mcq.jsonl", 0, "id");
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   ASSERT_EQ(r->size(), 24u);
   std::map<std::string, int> per_letter;

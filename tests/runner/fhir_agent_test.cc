@@ -201,3 +201,44 @@ TEST(FhirAgentTaskTest, BadOptionsAreNamed) {
 
 }  // namespace
 }  // namespace nf
+
+namespace nf {
+namespace {
+
+// Tester finding 22.12 (session 9): the fhir_agent task's option errors named no file or
+// line ("task_options.families: 'task1' is not a write family"), and a per_family above
+// what a family holds silently ran fewer tasks.
+Study parsed_fhir_study(const std::string& options_yaml) {
+  const std::string dataset = testing::data_dir() + "/medagentbench/test_data_v2.json";
+  auto st = parse_study("name: f\ntask: fhir_agent\ndataset: {format: medagentbench, path: '" + dataset +
+                            "'}\nsubjects: [{name: s, model: m}]\ntask_options:\n" + options_yaml,
+                        "/tmp/nf-where/study.yaml");
+  EXPECT_TRUE(st.ok()) << st.status().message();
+  return st.ok() ? *st : Study();
+}
+
+TEST(FhirAgentOptions, ErrorsNameFileAndLineOfTheKey) {
+  auto task = make_task(parsed_fhir_study("  feedback: record\n  families: [task3, task1]\n"));
+  ASSERT_FALSE(task.ok());
+  // Line 6: the `families` key (5 lines before it: name, task, dataset, subjects, task_options).
+  EXPECT_NE(task.status().message().find("/tmp/nf-where/study.yaml:6: task_options.families: 'task1' is not a "
+                                         "write family"),
+            std::string::npos)
+      << task.status().message();
+}
+
+TEST(FhirAgentOptions, PerFamilyAboveWhatAFamilyHoldsIsRefused) {
+  // Every write family of test_data_v2.json holds 30 tasks (150 write tasks, 5 families).
+  auto ok = make_task(parsed_fhir_study("  families: [task3]\n  per_family: 30\n"));
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ((*ok)->items().size(), 30u);
+  auto task = make_task(parsed_fhir_study("  families: [task3]\n  per_family: 31\n"));
+  ASSERT_FALSE(task.ok());
+  EXPECT_NE(task.status().message().find("study.yaml:7: task_options.per_family: 31 tasks per family asked, but "
+                                         "family task3 has 30"),
+            std::string::npos)
+      << task.status().message();
+}
+
+}  // namespace
+}  // namespace nf

@@ -62,7 +62,7 @@ TEST_F(FhirStudyTest, BadKeysNameTheLine) {
 
 TEST_F(FhirStudyTest, ShippedExampleLoads) {
   ::setenv("NOISEFLOOR_DATA", testing::data_dir().c_str(), 1);
-  auto st = load_study(NF_SOURCE_DIR "/examples/medagentbench-rerun.yaml");
+  auto st = load_study(NF_SOURCE_DIR + "/examples/medagentbench-rerun.yaml");
   ASSERT_TRUE(st.ok()) << st.status().message();
   EXPECT_EQ(st->task, "fhir_agent");
   EXPECT_EQ(st->replicates, 5);

@@ -358,10 +358,10 @@ TEST(ExpandConfigs, MaxTokensAndTopPIds) {
 std::string data_dir() { return testing::data_dir(); }
 
 TEST(ExampleStudies, SampleFloorParses) {
-  Result<Study> r = load_study(NF_SOURCE_DIR "/examples/sample-floor.yaml");
+  Result<Study> r = load_study(NF_SOURCE_DIR + "/examples/sample-floor.yaml");
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   EXPECT_EQ(r->name, "sample-floor");
-  EXPECT_EQ(fs::path(r->dataset.path), fs::path(NF_SOURCE_DIR "/data/sample-mcq.jsonl").lexically_normal());
+  EXPECT_EQ(fs::path(r->dataset.path), fs::path(NF_SOURCE_DIR + "/data/sample-mcq.jsonl").lexically_normal());
   EXPECT_EQ(r->dataset.id_field, "id");
   EXPECT_EQ(r->conditions, (std::vector<std::string>{"none", "shuffle", "remove_answer", "remove_context"}));
   EXPECT_EQ(r->replicates, 6);
@@ -378,12 +378,12 @@ TEST(ExampleStudies, MedqaFloorParsesWithRealData) {
   ASSERT_TRUE(fs::exists(data + "/medqa/medqa_usmle_4options_test.jsonl"))
       << "real data missing: set NOISEFLOOR_DATA (looked in " << data << ")";
   Result<std::string> text = [] {
-    std::ifstream in(NF_SOURCE_DIR "/examples/medqa-floor.yaml");
+    std::ifstream in(NF_SOURCE_DIR + "/examples/medqa-floor.yaml");
     std::stringstream ss;
     ss << in.rdbuf();
     return Result<std::string>(ss.str());
   }();
-  Result<Study> r = parse_study(*text, NF_SOURCE_DIR "/examples/medqa-floor.yaml",
+  Result<Study> r = parse_study(*text, NF_SOURCE_DIR + "/examples/medqa-floor.yaml",
                                 [&](const std::string& k) -> std::optional<std::string> {
                                   if (k == "NOISEFLOOR_DATA") return data;
                                   return std::nullopt;
