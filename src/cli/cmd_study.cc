@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "metrics/analyze.h"
+#include "metrics/coverage.h"
 #include "metrics/registry.h"
 #include "report/markdown.h"
 #include "runner/runner.h"
@@ -196,6 +197,18 @@ int do_analyze(const std::string& cmd, Store& store, const std::string& out_dir,
   if (require && (!results.ok() || !results_hold_draws(*results)))
     if (Status st = require_results(store); !st.ok()) return fail(cmd, st);
   if (!results.ok()) return fail(cmd, results.status());
+  // A partial plan and the warnings the report shows are said once on stderr too
+  // (docs/results.md "plan", "warnings").
+  if (const std::string partial = partial_plan_text(results->value("plan", nlohmann::json())); !partial.empty())
+    std::fprintf(stderr, "%s: warning: %s: the report rests on the draws stored\n", cmd.c_str(), partial.c_str());
+  for (const auto& w : results->value("warnings", nlohmann::json::array()))
+    if (w.is_string()) std::fprintf(stderr, "%s: warning: %s\n", cmd.c_str(), w.get<std::string>().c_str());
+  if (results->contains("analyses") && (*results)["analyses"].is_object())
+    for (const auto& [name, section] : (*results)["analyses"].items())
+      if (section.is_object())
+        for (const auto& w : section.value("warnings", nlohmann::json::array()))
+          if (w.is_string())
+            std::fprintf(stderr, "%s: warning: %s: %s\n", cmd.c_str(), name.c_str(), w.get<std::string>().c_str());
   std::vector<std::string> written;
   Status st = write_report(out_dir, *results, &written);
   if (!st.ok()) return fail(cmd, st);

@@ -23,6 +23,7 @@
 #include "stats/multiplicity.h"
 #include "stats/paired.h"
 #include "stats/planning.h"
+#include "stats/resample_count.h"
 #include "stats/proportion.h"
 #include "stats/rank.h"
 #include "util/exit_code.h"
@@ -317,6 +318,15 @@ Result<Report> run_mcnemar(const std::vector<std::string>& args) {
   return r;
 }
 
+/// Refuses a resample count that leaves a tail of the percentile interval at `level` empty
+/// (stats/resample_count.h; exit 2) and warns on stderr below 1,000 resamples.
+Status resamples_ok(int64_t resamples, double level) {
+  if (level > 0.0 && level < 1.0) NF_RETURN_IF_ERROR(stats::check_resamples(resamples, level, "--resamples"));
+  if (auto w = stats::resamples_warning(resamples, level, "--resamples"))
+    std::fprintf(stderr, "noisefloor stats: warning: %s\n", w->c_str());
+  return Status::Ok();
+}
+
 Result<Report> run_paired_diff(const std::vector<std::string>& args) {
   NF_ASSIGN_OR_RETURN(const Parsed p, parse_args(args, {"level", "seed", "resamples", "columns"}, {}));
   NF_RETURN_IF_ERROR(want_positional(p, 1, 1, kPairedDiffUsage));
@@ -326,6 +336,7 @@ Result<Report> run_paired_diff(const std::vector<std::string>& args) {
   const int64_t resamples = opt_int(p, "resamples", 10000, st);
   NF_RETURN_IF_ERROR(st);
   if (resamples < 1 || resamples > 100000000) return InvalidArgument("--resamples must be in [1, 1e8]");
+  NF_RETURN_IF_ERROR(resamples_ok(resamples, level));
   NF_ASSIGN_OR_RETURN(const TwoColumns cols, read_binary_pairs(p, p.positional[0]));
   NF_ASSIGN_OR_RETURN(const stats::PairedDifference d,
                       stats::paired_difference(cols.first01, cols.second01, static_cast<int>(resamples),
@@ -360,6 +371,7 @@ Result<Report> run_tost(const std::vector<std::string>& args) {
   const int64_t resamples = opt_int(p, "resamples", 10000, st);
   NF_RETURN_IF_ERROR(st);
   if (resamples < 1 || resamples > 100000000) return InvalidArgument("--resamples must be in [1, 1e8]");
+  NF_RETURN_IF_ERROR(resamples_ok(resamples, 0.90));  // the equivalence check's 90% interval
   NF_ASSIGN_OR_RETURN(const TwoColumns cols, read_binary_pairs(p, p.positional[0]));
   NF_ASSIGN_OR_RETURN(const stats::Equivalence e,
                       stats::tost_paired(cols.first01, cols.second01, margin, static_cast<int>(resamples),
@@ -454,6 +466,7 @@ Result<Report> run_cluster_bootstrap(const std::vector<std::string>& args) {
   NF_RETURN_IF_ERROR(st);
   if (resamples < 1 || resamples > 100000000) return InvalidArgument("--resamples must be in [1, 1e8]");
   if (threads < 1 || threads > 256) return InvalidArgument("--threads must be in [1, 256]");
+  NF_RETURN_IF_ERROR(resamples_ok(resamples, level));
   NF_ASSIGN_OR_RETURN(const TwoColumns cols, read_two_columns(p, p.positional[0], {"num", "den"}));
   NF_ASSIGN_OR_RETURN(const stats::BootstrapResult b,
                       stats::cluster_bootstrap_ratio_replicates(cols.first, cols.second, static_cast<int>(resamples),

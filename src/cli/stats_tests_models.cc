@@ -41,6 +41,7 @@
 #include "stats/agreement_scales.h"
 #include "stats/linear_model.h"
 #include "stats/logistic.h"
+#include "stats/resample_count.h"
 #include "util/exit_code.h"
 #include "util/file.h"
 #include "util/strings.h"
@@ -389,6 +390,13 @@ int run_agreement(Coef coef, const std::vector<std::string>& words, bool json) {
   auto seed = opt_number(*args, "seed", 1);
   for (const auto* r : {&level, &resamples, &seed}) {
     if (!r->ok()) return fail(ci.test, r->status());
+  }
+  // A resample in each tail of the percentile interval (stats/resample_count.h); warn below 1,000.
+  if (!args->flags.count("counts") && *level > 0.0 && *level < 1.0 && *resamples >= 1 && *resamples <= 1e8) {
+    if (Status st = stats::check_resamples(static_cast<int64_t>(*resamples), *level, "--resamples"); !st.ok())
+      return fail(ci.test, st);
+    if (auto w = stats::resamples_warning(static_cast<int64_t>(*resamples), *level, "--resamples"))
+      std::fprintf(stderr, "noisefloor stats: warning: %s\n", w->c_str());
   }
   StatsReport rep;
   rep.test = ci.test;

@@ -24,7 +24,8 @@ const std::vector<std::string>& vignette_condition_names() {
 
 const std::vector<TaskKind>& task_kinds() {
   static const std::vector<TaskKind> k{
-      {"mcq", {"medqa", "bbq"}, mcq_condition_names(), {"none"}, {"floor", "majority_floor", "mcq_robustness"}, false, {}},
+      {"mcq", {"medqa", "bbq"}, mcq_condition_names(), {"none"}, {"floor", "majority_floor", "mcq_robustness"}, false, {},
+       {{"correct", "choice"}}},
       {"vignette_agent", {"vignettes"}, vignette_condition_names(), vignette_condition_names(),
        {"floor", "majority_floor", "mcq_robustness", "fairness"}, false, {}},
       {"chat", {"chat", "probe_sheet", "xstest"}, chat_condition_names(), {"none"}, {}, true, {}},
@@ -38,6 +39,11 @@ const TaskKind* find_task_kind(const std::string& name) {
   for (const auto& k : task_kinds())
     if (k.name == name) return &k;
   return nullptr;
+}
+
+std::vector<std::pair<std::string, std::string>> derived_outcomes_of(const std::string& name) {
+  const TaskKind* k = find_task_kind(name);
+  return k == nullptr ? std::vector<std::pair<std::string, std::string>>{} : k->derived_outcomes;
 }
 
 std::vector<std::string> task_kind_names() {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace nf {
@@ -19,6 +20,12 @@ struct TaskKind {
   std::vector<std::string> default_analyses;     // analyses when the study lists none
   bool judged = false;                           // draws are scored by a judge panel (task chat)
   std::vector<std::string> option_keys;          // keys accepted in the study's task_options
+  /// Outcomes that are a function of another outcome of the same draw, as {derived,
+  /// source} (mcq: `correct` is `choice` compared with the key). Their floors are kept per
+  /// outcome, but the pooled floor leaves them out while their source is present: pooling
+  /// a derived outcome with its source counts every replicate pair twice (issue 37, tester
+  /// s9 F2). A kind that declares none has only independent outcomes.
+  std::vector<std::pair<std::string, std::string>> derived_outcomes;
 };
 
 /// Every task kind, in the order mcq, vignette_agent, chat, fhir_agent.
@@ -26,6 +33,10 @@ const std::vector<TaskKind>& task_kinds();
 
 /// The kind named `name`, or nullptr.
 const TaskKind* find_task_kind(const std::string& name);
+
+/// The derived outcomes of the task kind named `name` as {derived, source}; empty for an
+/// unknown name (an imported store has no task: every outcome is independent).
+std::vector<std::pair<std::string, std::string>> derived_outcomes_of(const std::string& name);
 
 /// The names of task_kinds(), in order.
 std::vector<std::string> task_kind_names();

@@ -9,9 +9,12 @@
 
 #include <fmt/format.h>
 
+#include "core/task_kinds.h"
+#include "metrics/coverage.h"
 #include "metrics/floor_frame.h"
 #include "metrics/registry.h"
 #include "metrics/reply_language.h"
+#include "stats/resample_count.h"
 #include "util/strings.h"
 
 namespace nf {
@@ -67,6 +70,18 @@ Result<nlohmann::json> analyze_store(Store& store, const AnalyzeOptions& options
   } else {
     results["study"] = nullptr;
   }
+  // Warnings the report shows at its top and the CLI says once on stderr (docs/results.md).
+  results["warnings"] = nlohmann::json::array();
+  // A percentile interval needs a resample in each tail (stats/resample_count.h); a study
+  // stored before that rule may still carry fewer.
+  if (Status st = stats::check_resamples(options.bootstrap.resamples, options.bootstrap.level,
+                                         options.bootstrap_from_study ? "bootstrap.resamples (the study's recorded in "
+                                                                        "the store; override with --resamples)"
+                                                                      : "--resamples");
+      !st.ok())
+    return st;
+  if (auto w = stats::resamples_warning(options.bootstrap.resamples, options.bootstrap.level, "bootstrap"))
+    results["warnings"].push_back(*w);
 
   // MCQ replies: the unparsed share per reply language (issue 13 item 3), tallied from the
   // same read of the draws as the status counts.
@@ -122,6 +137,11 @@ Result<nlohmann::json> analyze_store(Store& store, const AnalyzeOptions& options
                                                   : nlohmann::json(nullptr)}});
     }
     results["draws"] = {{"rows", rows}};
+    // How much of the recorded plan the store holds (null without a plan: imported draws).
+    results["plan"] = nullptr;
+    if (study.ok()) {
+      NF_ASSIGN_OR_RETURN(results["plan"], plan_completeness(*study, store, counts));
+    }
     if (by_language && !counts.empty()) results["draws"]["by_language"] = languages.rows();
   }
 
@@ -161,7 +181,14 @@ Result<nlohmann::json> analyze_store(Store& store, const AnalyzeOptions& options
 
   AnalysisContext ctx(store, options.bootstrap);
   ctx.has_study = study.ok();
-  if (study.ok()) ctx.study = *study;
+  if (study.ok()) {
+    ctx.study = *study;
+    // The task's derived outcomes (mcq: correct from choice) stay out of the pooled floor. A
+    // store without a task (imported draws) has only independent outcomes.
+    if (study->spec.is_object() && study->spec.contains("task") && study->spec["task"].is_string())
+      for (const auto& [derived, source] : derived_outcomes_of(study->spec["task"].get<std::string>()))
+        ctx.derived_outcomes[derived] = source;
+  }
   ctx.include_cached = options.include_cached;
   if (floor_input) ctx.preload_floor_input(std::move(*floor_input));
   // floor and majority_floor: every vote size they will ask for, so the first one computes

@@ -13,6 +13,7 @@
 
 #include "metrics/registry.h"
 #include "stats/bootstrap.h"
+#include "stats/resample_count.h"
 #include "stats/linear_model.h"
 #include "stats/rank.h"
 #include "util/rng.h"
@@ -65,7 +66,9 @@ Result<Grid> make_grid(const std::vector<EnvelopeCell>& cells) {
 double factorial(int k) { return std::tgamma(static_cast<double>(k) + 1.0); }
 
 /// The point metrics over a multiset of configuration indices (the bootstrap passes
-/// resampled indices, with repeats).
+/// resampled indices, with repeats). Metrics over pairs of configurations (CFR, tau_R,
+/// mismatch) use only pairs of distinct source configurations, and are NaN (undefined)
+/// when the multiset holds fewer than 2 distinct ones.
 struct SubjectPoint {
   int64_t n_configs = 0;
   double min = kNaN, max = kNaN, mean = kNaN, range = kNaN, sdi = kNaN;
@@ -100,8 +103,12 @@ Point point_metrics(const Grid& g, const std::vector<int>& idx, const EnvelopeOp
   for (size_t s = 0; s < k; ++s) {
     SubjectPoint sp;
     std::vector<double> v;
+    std::map<int, int64_t> copies;  // source configuration -> its copies in idx (the bootstrap repeats some)
     for (int c : idx)
-      if (!std::isnan(g.score[s][c])) v.push_back(g.score[s][c]);
+      if (!std::isnan(g.score[s][c])) {
+        v.push_back(g.score[s][c]);
+        ++copies[c];
+      }
     sp.n_configs = static_cast<int64_t>(v.size());
     if (!v.empty()) {
       sp.min = *std::min_element(v.begin(), v.end());
@@ -111,16 +118,22 @@ Point point_metrics(const Grid& g, const std::vector<int>& idx, const EnvelopeOp
       sp.sdi_unstable = std::fabs(sp.mean) < o.sdi_min_mean;
       sp.sdi = sp.sdi_unstable ? kNaN : sp.range / sp.mean;
     }
+    // CFR is a mean over pairs of distinct configurations (a U-statistic): a resampled
+    // configuration is never paired with its own copy (that pair would always agree and pull
+    // the bootstrap range toward stability; tester s9 F18). Pairs of copies cannot differ in
+    // verdict, so only the denominator changes: C(m, 2) - sum_c C(copies_c, 2).
+    const auto m = static_cast<int64_t>(v.size());
+    int64_t distinct_pairs = m * (m - 1) / 2;
+    for (const auto& [c, n] : copies) distinct_pairs -= n * (n - 1) / 2;
     for (double theta : o.thresholds) {
-      if (v.size() < 2) {
+      if (distinct_pairs == 0) {  // fewer than 2 distinct configurations
         sp.cfr.push_back(kNaN);
         continue;
       }
       int64_t pass = 0;
       for (double x : v) pass += x >= theta ? 1 : 0;
-      const auto m = static_cast<int64_t>(v.size());
       // Pairs with differing verdicts: pass x fail.
-      sp.cfr.push_back(static_cast<double>(pass * (m - pass)) / static_cast<double>(m * (m - 1) / 2));
+      sp.cfr.push_back(static_cast<double>(pass * (m - pass)) / static_cast<double>(distinct_pairs));
     }
     p.subjects.push_back(std::move(sp));
   }
@@ -173,6 +186,9 @@ Point point_metrics(const Grid& g, const std::vector<int>& idx, const EnvelopeOp
   int64_t mismatches = 0;
   for (size_t i = 0; i < m; ++i)
     for (size_t j = i + 1; j < m; ++j) {
+      // Pairs of distinct configurations only (as for CFR above): a configuration and its
+      // bootstrap copy always give tau = 1 and no mismatch.
+      if (r.configs[i] == r.configs[j]) continue;
       ++r.mismatch_pairs;
       if (r.total_order[i] != r.total_order[j]) ++mismatches;
       std::vector<double> x(k), y(k);
@@ -509,6 +525,8 @@ Result<EnvelopeOptions> EnvelopeOptions::from_json(const nlohmann::json& j) {
   if (!o.stratum.empty() && o.scorers.empty())
     return InvalidArgument("envelope.stratum: applies only with `scorers` (it selects the items whose stored "
                            "completions are rescored); add e.g. \"scorers\": [\"strmatch\"], or drop `stratum`");
+  // 0 = no bootstrap; otherwise a resample in each tail of the range (stats/resample_count.h).
+  if (o.resamples > 0) NF_RETURN_IF_ERROR(stats::check_resamples(o.resamples, o.level, "envelope.resamples"));
   return o;
 }
 
@@ -634,7 +652,9 @@ Result<nlohmann::json> envelope_analysis(const std::vector<EnvelopeCell>& cells,
 
   // Configuration bootstrap.
   nlohmann::json boot{{"resamples", o.resamples}, {"seed", o.seed}, {"level", o.level},
-                      {"method", "configurations resampled with replacement; percentile ranges"}};
+                      {"method", "configurations resampled with replacement; percentile ranges; pairwise metrics (CFR, tau_R, "
+                                 "mismatch) over pairs of distinct source configurations only (a resample with fewer "
+                                 "than 2 distinct configurations leaves them undefined, not counted in `defined`)"}};
   if (o.resamples > 0) {
     std::vector<std::string> names;
     std::vector<std::vector<double>> values;

@@ -118,6 +118,17 @@ Result<std::pair<int64_t, int64_t>> majority_vote_disagreement(const std::vector
   return std::pair<int64_t, int64_t>{disc, comp};
 }
 
+int64_t majority_vote_pairs(int n, int vote_size) {
+  if (vote_size < 1 || 2 * vote_size > n) return 0;
+  return std::llround(binom_coeff(n, vote_size) * binom_coeff(n - vote_size, vote_size) / 2.0);
+}
+
+bool pools_outcome(const std::string& outcome, const std::set<std::string>& cell_outcomes,
+                   const DerivedOutcomes& derived) {
+  const auto it = derived.find(outcome);
+  return it == derived.end() || cell_outcomes.count(it->second) == 0;
+}
+
 namespace {
 
 /// The rate and Wilson interval of `fr`; false when it has no comparisons (NaN everywhere).
@@ -181,7 +192,7 @@ Status finish_floor_rows(const std::vector<FloorRow*>& rows, const std::vector<s
 }
 
 Result<std::vector<FloorRow>> compute_floor(const std::vector<OutcomeRow>& rows, int vote_size,
-                                            const BootstrapOptions& boot) {
+                                            const BootstrapOptions& boot, const DerivedOutcomes& derived) {
   // cell -> outcome -> item -> values
   std::map<CellKey, std::map<std::string, std::map<std::string, ItemValues>>> cells;
   std::map<CellKey, std::set<std::pair<std::string, int>>> draws_of_cell;  // distinct ok draws (item, replicate)
@@ -205,7 +216,11 @@ Result<std::vector<FloorRow>> compute_floor(const std::vector<OutcomeRow>& rows,
     FloorRow pooled{cell.subject, cell.config, cell.condition, "pooled", vote_size};
     std::map<std::string, std::pair<double, double>> pooled_by_cluster;
     std::map<std::string, bool> pooled_items;
+    std::set<std::string> cell_outcomes;
+    for (const auto& [outcome, items] : outcomes) cell_outcomes.insert(outcome);
     for (const auto& [outcome, items] : outcomes) {
+      const bool pools = pools_outcome(outcome, cell_outcomes, derived);
+      (pools ? pooled.pooled_over : pooled.derived_excluded).push_back(outcome);
       FloorRow row{cell.subject, cell.config, cell.condition, outcome, vote_size};
       std::map<std::string, std::pair<double, double>> by_cluster;
       for (const auto& [item, iv] : items) {
@@ -218,12 +233,20 @@ Result<std::vector<FloorRow>> compute_floor(const std::vector<OutcomeRow>& rows,
           auto res = majority_vote_disagreement(iv.values, vote_size);
           if (!res.ok()) return res.status().with_context(fmt::format("item {}", item));
           std::tie(d, c) = *res;
+          const int64_t possible = majority_vote_pairs(static_cast<int>(iv.values.size()), vote_size);
+          row.possible_comparisons += possible;
+          row.tie_excluded += possible - c;
         }
         if (c == 0) continue;
         row.discordant += d;
         row.comparisons += c;
         ++row.items;
         if (pair_disagreement(iv.values).first == 0) ++row.unanimous_cells;
+        if (!pools) {
+          by_cluster[iv.cluster].first += static_cast<double>(d);
+          by_cluster[iv.cluster].second += static_cast<double>(c);
+          continue;
+        }
         pooled_items[item] = true;
         for (auto* m : {&by_cluster, &pooled_by_cluster}) {
           (*m)[iv.cluster].first += static_cast<double>(d);
@@ -231,17 +254,22 @@ Result<std::vector<FloorRow>> compute_floor(const std::vector<OutcomeRow>& rows,
         }
       }
       NF_RETURN_IF_ERROR(finish(row, by_cluster));
-      pooled.discordant += row.discordant;
-      pooled.comparisons += row.comparisons;
-      // Pooled unanimity counts item x outcome cells (seed 000: "75 of 96 vignette-action cells").
-      pooled.unanimous_cells += row.unanimous_cells;
+      if (pools) {
+        pooled.discordant += row.discordant;
+        pooled.comparisons += row.comparisons;
+        pooled.possible_comparisons += row.possible_comparisons;
+        pooled.tie_excluded += row.tie_excluded;
+        // Pooled unanimity counts item x outcome cells (seed 000: "75 of 96 vignette-action cells").
+        pooled.unanimous_cells += row.unanimous_cells;
+      }
       out.push_back(std::move(row));
     }
     pooled.items = static_cast<int64_t>(pooled_items.size());
     {
       std::map<std::string, bool> seen;
       for (const auto& [outcome, items] : outcomes)
-        for (const auto& [item, iv] : items) seen[item] = true;
+        if (pools_outcome(outcome, cell_outcomes, derived))
+          for (const auto& [item, iv] : items) seen[item] = true;
       pooled.items_observed = static_cast<int64_t>(seen.size());
       pooled.valid_draws = static_cast<int64_t>(draws_of_cell[cell].size());
     }
@@ -267,7 +295,20 @@ nlohmann::json floor_row_to_json(const FloorRow& r) {
                       {"items", r.items},
                       {"unanimous_cells", r.unanimous_cells},
                       {"clusters", r.clusters}};
-  if (r.vote_size > 1) j["vote_size"] = r.vote_size;
+  if (r.vote_size > 1) {
+    j["vote_size"] = r.vote_size;
+    // Comparisons left out because one side's vote was a tie (undetermined), and their share
+    // of every possible comparison: the majority floor is a rate among the rest only.
+    j["possible_comparisons"] = r.possible_comparisons;
+    j["tie_excluded"] = r.tie_excluded;
+    j["tie_excluded_share"] = r.possible_comparisons > 0 ? nlohmann::json(static_cast<double>(r.tie_excluded) /
+                                                                          static_cast<double>(r.possible_comparisons))
+                                                         : nlohmann::json(nullptr);
+  }
+  if (r.outcome == "pooled") {
+    j["pooled_over"] = r.pooled_over;
+    j["derived_excluded"] = r.derived_excluded;
+  }
   if (r.comparisons > 0)
     add_interval_flags(j, r.ci_method, r.clusters, r.degenerate, r.percentile_low, r.percentile_high, r.discordant,
                        r.comparisons, r.wilson_low, r.wilson_high, "pairs");

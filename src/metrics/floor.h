@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,14 @@ struct BootstrapOptions {
   uint64_t seed = 1;
   double level = 0.95;
 };
+
+/// Outcomes of a task that are functions of another outcome of the same draw: derived ->
+/// source (core/task_kinds.h TaskKind::derived_outcomes; mcq: correct -> choice). The
+/// pooled floor row leaves a derived outcome out of its sums whenever its source outcome
+/// is present in the same cell (pooling both would count every replicate pair twice, and
+/// average a rate with a subset of itself); its own per-outcome row is kept. Empty (the
+/// default, and an imported store) = every outcome is independent.
+using DerivedOutcomes = std::map<std::string, std::string>;
 
 /// One row of analyses.floor.rows / analyses.majority_floor.rows (docs/results.md).
 struct FloorRow {
@@ -45,6 +54,14 @@ struct FloorRow {
   int64_t clusters = 0;
   int64_t items_observed = 0;  // items with at least one valid (ok) draw in the cell
   int64_t valid_draws = 0;     // ok draws of those items (for the pooled row: item x outcome draws)
+  // Majority-vote floor (vote_size > 1) only: every unordered pair of disjoint R'-subsets of
+  // the items with at least 2R' replicates, and how many of them were left out because one
+  // side's vote was a tie (possible_comparisons = comparisons + tie_excluded).
+  int64_t possible_comparisons = 0;
+  int64_t tie_excluded = 0;
+  // Pooled row only: the outcomes summed, and the derived outcomes left out (DerivedOutcomes).
+  std::vector<std::string> pooled_over;
+  std::vector<std::string> derived_excluded;
 };
 
 /// Discordant pairs among `values` (one per replicate): C(n,2) - sum_k C(n_k,2).
@@ -61,12 +78,23 @@ std::pair<int64_t, int64_t> pair_disagreement(const std::vector<double>& values)
 Result<std::pair<int64_t, int64_t>> majority_vote_disagreement(const std::vector<double>& values, int vote_size);
 
 /// The floor per subject x config x condition x outcome, plus a "pooled" row per
-/// subject x config x condition (sums over outcomes; its bootstrap resamples clusters
-/// with all their outcomes). `rows` must be the store's ok outcome rows.
+/// subject x config x condition (sums over the independent outcomes: `derived` ones are
+/// left out while their source is in the cell; its bootstrap resamples clusters with all
+/// their pooled outcomes). `rows` must be the store's ok outcome rows.
 /// vote_size 1 = the plain floor; > 1 = the majority-vote floor for R' = vote_size.
 /// Errors: from the bootstrap (InvalidArgument) or majority_vote_disagreement.
 Result<std::vector<FloorRow>> compute_floor(const std::vector<OutcomeRow>& rows, int vote_size,
-                                            const BootstrapOptions& boot);
+                                            const BootstrapOptions& boot, const DerivedOutcomes& derived = {});
+
+/// Whether the pooled row of a cell whose outcomes are `cell_outcomes` sums `outcome`:
+/// false only for a derived outcome whose source is in the cell.
+bool pools_outcome(const std::string& outcome, const std::set<std::string>& cell_outcomes,
+                   const DerivedOutcomes& derived);
+
+/// Unordered pairs of disjoint `vote_size`-subsets of n replicates: C(n, R') C(n - R', R') / 2
+/// (0 when 2R' > n); what majority_vote_disagreement compares before ties are left out.
+/// Requires n <= 62 (the callers' enumeration guard).
+int64_t majority_vote_pairs(int n, int vote_size);
 
 /// Fills the rate, Wilson interval, studentized cluster interval (with its percentile
 /// twin and degenerate flag) and cluster count of `fr` from its discordant/comparisons and

@@ -11,6 +11,7 @@
 #include <numeric>
 #include <map>
 #include <memory>
+#include <set>
 #include <system_error>
 #include <thread>
 #include <tuple>
@@ -490,7 +491,22 @@ struct PendingRows {
   std::vector<std::vector<double>> nums, dens;
 };
 
-Status pending_rows_of(const FloorInput::Impl& in, int vote_size, PendingRows* pending) {
+/// Per series (cell, outcome): whether the cell's pooled row sums it (pools_outcome).
+std::vector<char> pooling_series(const FloorInput::Impl& in, const DerivedOutcomes& derived) {
+  std::vector<char> pools(in.series.size(), 1);
+  if (derived.empty()) return pools;
+  std::map<CellId, std::set<std::string>> cell_outcomes;
+  for (const auto& s : in.series) cell_outcomes[{s[0], s[1], s[2]}].insert(in.dict.outcomes[s[3]]);
+  for (size_t k = 0; k < in.series.size(); ++k) {
+    const auto& s = in.series[k];
+    pools[k] = pools_outcome(in.dict.outcomes[s[3]], cell_outcomes[{s[0], s[1], s[2]}], derived) ? 1 : 0;
+  }
+  return pools;
+}
+
+Status pending_rows_of(const FloorInput::Impl& in, int vote_size, const DerivedOutcomes& derived,
+                       PendingRows* pending) {
+  const std::vector<char> series_pools = pooling_series(in, derived);
   const OutcomeDictionaries& dict = in.dict;
   const auto rcl = sorted_ranks(dict.clusters);
   const auto& groups = in.groups;
@@ -522,12 +538,14 @@ Status pending_rows_of(const FloorInput::Impl& in, int vote_size, PendingRows* p
     FloorRow pooled{dict.subjects[cell[0]], dict.configs[cell[1]], dict.conditions[cell[2]], "pooled", vote_size};
     while (i != end && same_cell(*i)) {
       const uint32_t series = i->series;
+      const bool pools = series_pools[series] != 0;
       FloorRow row{pooled.subject, pooled.config, pooled.condition, dict.outcomes[in.series[series][3]], vote_size};
+      (pools ? pooled.pooled_over : pooled.derived_excluded).push_back(row.outcome);
       for (; i != end && i->series == series; ++i) {
         const Group& g = *i;
         ++row.items_observed;
         row.valid_draws += g.n;
-        if (!observed_seen[g.item]) {
+        if (pools && !observed_seen[g.item]) {
           observed_seen[g.item] = 1;
           observed_touched.push_back(g.item);
         }
@@ -550,23 +568,31 @@ Status pending_rows_of(const FloorInput::Impl& in, int vote_size, PendingRows* p
           auto [memo, fresh] = majority_memo.try_emplace(counts);
           if (fresh) memo->second = majority_vote_disagreement_counts(counts, vote_size);
           std::tie(d, c) = memo->second;
+          const int64_t possible = majority_vote_pairs(g.n, vote_size);
+          row.possible_comparisons += possible;
+          row.tie_excluded += possible - c;
         }
         if (c == 0) continue;
         row.discordant += d;
         row.comparisons += c;
         ++row.items;
         if (counts.size() == 1) ++row.unanimous_cells;
+        by_cluster.add(g.cluster, static_cast<double>(d), static_cast<double>(c));
+        if (!pools) continue;
         if (!item_seen[g.item]) {
           item_seen[g.item] = 1;
           items_touched.push_back(g.item);
         }
-        by_cluster.add(g.cluster, static_cast<double>(d), static_cast<double>(c));
         pooled_by_cluster.add(g.cluster, static_cast<double>(d), static_cast<double>(c));
       }
       finish_row(by_cluster);
-      pooled.discordant += row.discordant;
-      pooled.comparisons += row.comparisons;
-      pooled.unanimous_cells += row.unanimous_cells;
+      if (pools) {  // a derived outcome's pairs are its source's pairs again: not pooled
+        pooled.discordant += row.discordant;
+        pooled.comparisons += row.comparisons;
+        pooled.possible_comparisons += row.possible_comparisons;
+        pooled.tie_excluded += row.tie_excluded;
+        pooled.unanimous_cells += row.unanimous_cells;
+      }
       out.push_back(std::move(row));
     }
     pooled.items = static_cast<int64_t>(items_touched.size());
@@ -600,9 +626,10 @@ Status finish_pending(std::vector<PendingRows*> pending, const BootstrapOptions&
   return finish_floor_rows(ptrs, nums, dens, boot, bootstrap_threads());
 }
 
-Result<std::vector<FloorRow>> rows_of(const FloorInput::Impl& in, int vote_size, const BootstrapOptions& boot) {
+Result<std::vector<FloorRow>> rows_of(const FloorInput::Impl& in, int vote_size, const BootstrapOptions& boot,
+                                      const DerivedOutcomes& derived) {
   PendingRows p;
-  NF_RETURN_IF_ERROR(pending_rows_of(in, vote_size, &p));
+  NF_RETURN_IF_ERROR(pending_rows_of(in, vote_size, derived, &p));
   NF_RETURN_IF_ERROR(finish_pending({&p}, boot));
   return std::move(p.rows);
 }
@@ -676,13 +703,14 @@ Result<std::vector<StatusCount>> read_status_and_floor_input(
 }
 
 Result<std::vector<FloorRow>> compute_floor_frame(const FloorInput& input, int vote_size,
-                                                  const BootstrapOptions& boot) {
-  return rows_of(*input.impl_, vote_size, boot);
+                                                  const BootstrapOptions& boot, const DerivedOutcomes& derived) {
+  return rows_of(*input.impl_, vote_size, boot, derived);
 }
 
 std::vector<Result<std::vector<FloorRow>>> compute_floor_frames(const FloorInput& input,
                                                                  const std::vector<int>& vote_sizes,
-                                                                 const BootstrapOptions& boot) {
+                                                                 const BootstrapOptions& boot,
+                                                                 const DerivedOutcomes& derived) {
   std::vector<Result<std::vector<FloorRow>>> out;
   std::vector<PendingRows> pending(vote_sizes.size());
   std::vector<Status> status(vote_sizes.size());
@@ -693,19 +721,19 @@ std::vector<Result<std::vector<FloorRow>>> compute_floor_frames(const FloorInput
     std::vector<std::thread> others;
     for (size_t k = 1; k < vote_sizes.size(); ++k) {
       try {
-        others.emplace_back([&, k] { status[k] = pending_rows_of(*input.impl_, vote_sizes[k], &pending[k]); });
+        others.emplace_back([&, k] { status[k] = pending_rows_of(*input.impl_, vote_sizes[k], derived, &pending[k]); });
       } catch (const std::system_error&) {  // no thread: this one
-        status[k] = pending_rows_of(*input.impl_, vote_sizes[k], &pending[k]);
+        status[k] = pending_rows_of(*input.impl_, vote_sizes[k], derived, &pending[k]);
       }
     }
-    if (!vote_sizes.empty()) status[0] = pending_rows_of(*input.impl_, vote_sizes[0], &pending[0]);
+    if (!vote_sizes.empty()) status[0] = pending_rows_of(*input.impl_, vote_sizes[0], derived, &pending[0]);
     for (auto& t : others) t.join();
   }
   for (size_t k = 0; k < vote_sizes.size(); ++k)
     if (status[k].ok()) batch.push_back(&pending[k]);
   if (!finish_pending(batch, boot).ok()) {
     // A bootstrap error: give each vote size the result of its own call (rows_of).
-    for (int v : vote_sizes) out.push_back(rows_of(*input.impl_, v, boot));
+    for (int v : vote_sizes) out.push_back(rows_of(*input.impl_, v, boot, derived));
     return out;
   }
   for (size_t k = 0; k < vote_sizes.size(); ++k) {

@@ -49,9 +49,11 @@ class FloorInput {
   size_t groups() const;
 
  private:
-  friend Result<std::vector<FloorRow>> compute_floor_frame(const FloorInput&, int, const BootstrapOptions&);
+  friend Result<std::vector<FloorRow>> compute_floor_frame(const FloorInput&, int, const BootstrapOptions&,
+                                                           const DerivedOutcomes&);
   friend std::vector<Result<std::vector<FloorRow>>> compute_floor_frames(const FloorInput&, const std::vector<int>&,
-                                                                        const BootstrapOptions&);
+                                                                        const BootstrapOptions&,
+                                                                        const DerivedOutcomes&);
   std::unique_ptr<Impl> impl_;
 };
 
@@ -73,13 +75,13 @@ Result<std::vector<StatusCount>> read_status_and_floor_input(
 /// The same aggregation from an in-memory frame (any row order).
 FloorInput floor_input_of(const OutcomeFrame& frame);
 
-/// compute_floor(rows, vote_size, boot) for the outcomes `input` holds: identical FloorRow
+/// compute_floor(rows, vote_size, boot, derived) for the outcomes `input` holds: identical FloorRow
 /// values (rows in the same order, same bootstrap: clusters in name order, same seed; rows
 /// with equal cluster counts share one set of resamples, stats::cluster_ratio_intervals,
 /// over the machine's cores) and the same errors (FailedPrecondition "item X:
 /// majority_floor: ..." when exact enumeration would be too large).
 Result<std::vector<FloorRow>> compute_floor_frame(const FloorInput& input, int vote_size,
-                                                  const BootstrapOptions& boot);
+                                                  const BootstrapOptions& boot, const DerivedOutcomes& derived = {});
 
 /// compute_floor_frame(input, v, boot) for each v in `vote_sizes` (element k: vote_sizes[k]'s
 /// rows or its error), with the intervals of every vote size's rows from one batch of
@@ -88,7 +90,8 @@ Result<std::vector<FloorRow>> compute_floor_frame(const FloorInput& input, int v
 /// fraction of the random draws when floor and majority_floor run together (issue 14).
 std::vector<Result<std::vector<FloorRow>>> compute_floor_frames(const FloorInput& input,
                                                                  const std::vector<int>& vote_sizes,
-                                                                 const BootstrapOptions& boot);
+                                                                 const BootstrapOptions& boot,
+                                                                 const DerivedOutcomes& derived = {});
 
 /// compute_floor(rows, vote_size, boot) for the rows `frame` holds (any row order):
 /// identical FloorRow values (rows in the same order, same bootstrap: clusters in name

@@ -138,6 +138,10 @@ nlohmann::json paired_subjects_to_json(const PairedSubjectsResult& r) {
                          {"b_count", p.b_count},
                          {"c_count", p.c_count},
                          {"undetermined", p.undetermined},
+                         // Items left out of McNemar because a majority was a tie, of the items in common.
+                         {"undetermined_share", p.binary && p.items > 0 ? nlohmann::json(static_cast<double>(p.undetermined) /
+                                                                                          static_cast<double>(p.items))
+                                                                        : nlohmann::json(nullptr)},
                          {"p_value", num(p.p_value)},
                          {"p_holm", num(p.p_holm)}});
   return j;

@@ -62,7 +62,8 @@ Result<nlohmann::json> run_floor(AnalysisContext& ctx, const nlohmann::json& opt
   nlohmann::json j;
   j["method"] =
       "share of disagreeing replicate pairs per item, over every unordered pair of replicates of every item; "
-      "pooled = sums over outcomes";
+      "pooled = sums over the independent outcomes (a task's derived outcomes, e.g. mcq correct from choice, "
+      "are left out: their pairs are their source's pairs again)";
   j["source"] = "seed 000 §III.B, §IV.A";
   j["bootstrap"] = bootstrap_json(ctx.bootstrap);
   j["rows"] = nlohmann::json::array();
@@ -86,6 +87,12 @@ Result<nlohmann::json> run_majority_floor(AnalysisContext& ctx, const nlohmann::
   const int max_reps = input->max_item_replicates();
   j["warnings"] = nlohmann::json::array();
   for (int r : sizes) {
+    if (r % 2 == 0)
+      j["warnings"].push_back(fmt::format(
+          "vote size {} is even: a vote set split {}-{} is a tie, its comparisons are left out, and the floor is a "
+          "rate among comparisons where both vote sets agreed internally (ties excluded: see each row's "
+          "tie_excluded); an odd vote size has no ties on a 0/1 outcome",
+          r, r / 2, r / 2));
     if (2 * r > max_reps)
       j["warnings"].push_back(fmt::format(
           "vote size {} needs at least {} replicates per item (two disjoint vote sets); the store has at most {}", r,
@@ -271,6 +278,16 @@ Result<nlohmann::json> run_paired_subjects(AnalysisContext& ctx, const nlohmann:
       "items both answered, each item's strict-majority answer over replicates (ties undetermined, left out), "
       "exact two-sided McNemar on the discordant items, Holm-adjusted over every pair";
   j["source"] = "McNemar (1947); seed 000 §III.B, S12; Holm (1979)";
+  // Ties are left out of the test silently otherwise: an item one subject answers right in
+  // every draw is dropped when the other's two draws split 1-1 (tester s9 F11).
+  j["warnings"] = nlohmann::json::array();
+  for (const auto& p : ps.pairs)
+    if (p.binary && p.undetermined > 0)
+      j["warnings"].push_back(fmt::format(
+          "{} vs {} ({}, {}, {}): {} of {} items ({:.1f}%) are left out of McNemar because a subject's majority over "
+          "its replicates is a tie (an even replicate count ties often); b and c count only the other {} items",
+          p.a, p.b, p.config, p.condition, p.outcome, p.undetermined, p.items,
+          100.0 * static_cast<double>(p.undetermined) / static_cast<double>(p.items), p.items - p.undetermined));
   return j;
 }
 

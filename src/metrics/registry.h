@@ -39,6 +39,9 @@ struct AnalysisContext {
   bool has_study = false;
   StudyRecord study;
   bool include_cached = false;
+  /// The study's task kind's derived outcomes (core/task_kinds.h; empty without a task,
+  /// e.g. an imported store): left out of the pooled floor rows (metrics/floor.h).
+  DerivedOutcomes derived_outcomes;
 
   /// The ok outcomes aggregated for the floors (metrics/floor_frame.h), read once and
   /// shared by floor and majority_floor. Errors: the store's read error.
@@ -70,7 +73,7 @@ struct AnalysisContext {
       std::vector<int> sizes{vote_size};
       for (int v : planned_vote_sizes)
         if (floor_rows_.count(v) == 0 && std::find(sizes.begin(), sizes.end(), v) == sizes.end()) sizes.push_back(v);
-      auto rows = compute_floor_frames(*input, sizes, bootstrap);
+      auto rows = compute_floor_frames(*input, sizes, bootstrap, derived_outcomes);
       for (size_t k = 0; k < sizes.size(); ++k) floor_rows_.emplace(sizes[k], std::move(rows[k]));
       it = floor_rows_.find(vote_size);
     }

@@ -226,9 +226,27 @@ void majority_figures(json& out, const json& m, const json& floor, const json& a
       if (seen.count(cell_label(r) + " · " + str(r, "outcome"))) add(r, 1);
   for (const auto& r : mrows) add(r, r.value("vote_size", 1));
   if (points.empty()) return;
+  // The comparisons left out as ties, per R' over the plotted rows: the curve is a rate among
+  // the rest only (an even R' can leave out most of them).
+  std::map<int, std::pair<int64_t, int64_t>> ties;  // R' -> {excluded, possible}
+  for (const auto& r : mrows) {
+    if (restrict && !refs.count(str(r, "condition"))) continue;
+    if (!r.contains("tie_excluded") || !r["tie_excluded"].is_number_integer() || !r.contains("possible_comparisons") ||
+        !r["possible_comparisons"].is_number_integer())
+      continue;
+    auto& t = ties[r.value("vote_size", 1)];
+    t.first += r["tie_excluded"].get<int64_t>();
+    t.second += r["possible_comparisons"].get<int64_t>();
+  }
+  std::string tie_note;
+  for (const auto& [v, t] : ties)
+    tie_note += fmt::format("{}R' = {}: {} of {} comparisons ({:.1f}%)", tie_note.empty() ? "" : "; ", v, t.first,
+                            t.second, t.second > 0 ? 100.0 * static_cast<double>(t.first) / static_cast<double>(t.second) : 0.0);
+  if (!tie_note.empty()) tie_note = " Ties excluded (an undetermined vote; the floor is a rate among the rest): " + tie_note + ".";
   out.push_back(figure("majority-floor-curve", "majority_floor", "Floor after a majority vote of R' draws",
-                       restrict ? "Reference condition only (the table lists every condition). R' = 1 is the plain floor."
-                                : "R' = 1 is the plain floor; vertical bars are cluster-bootstrap intervals.",
+                       (restrict ? std::string("Reference condition only (the table lists every condition). R' = 1 is the plain floor.")
+                                 : std::string("R' = 1 is the plain floor; vertical bars are cluster-bootstrap intervals.")) +
+                           tie_note,
                        curve_spec("Majority-vote floor", std::move(points), "votes per answer (R')", "floor")));
 }
 

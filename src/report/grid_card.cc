@@ -29,10 +29,23 @@ const nlohmann::json& boot_metric(const nlohmann::json& f, const std::string& na
   return f["bootstrap"]["metrics"][name];
 }
 
-std::string range_text(const nlohmann::json& m) {
+// The section's bootstrap resample count, or null.
+nlohmann::json boot_resamples(const nlohmann::json& f) {
+  return f.contains("bootstrap") && f["bootstrap"].is_object() ? f["bootstrap"].value("resamples", nlohmann::json())
+                                                               : nlohmann::json();
+}
+
+// "[lo, hi]", flagged when every resample was equal; with `resamples` (the bootstrap's
+// count) also how many resamples defined the metric when some did not (a pairwise metric
+// is undefined on a resample with fewer than 2 distinct configurations).
+std::string range_text(const nlohmann::json& m, const nlohmann::json& resamples = nullptr) {
   if (m.is_null() || !m.contains("low") || m["low"].is_null()) return "n/a";
   std::string s = fmt::format("[{}, {}]", fnum(m["low"]), fnum(m["high"]));
   if (m.value("all_equal", false)) s += " (all resamples equal)";
+  if (resamples.is_number_integer() && m.contains("defined") && m["defined"].is_number_integer() &&
+      m["defined"].get<int64_t>() < resamples.get<int64_t>())
+    s += fmt::format(" over the {} of {} resamples that define it",
+                     m["defined"].get<int64_t>(), resamples.get<int64_t>());
   return s;
 }
 
@@ -184,8 +197,8 @@ void envelope_markdown(std::string& md, const nlohmann::json& f) {
       "configuration pairs, {} undefined), total-order mismatch {} (bootstrap {}) against {} under a uniform "
       "null, {} of {} total orders reachable (ties broken alphabetically only for the total order):\n\n"
       "| total order | configurations |\n|---|---|\n",
-      fnum(rk["n_configs"]), fnum(rk["tau_r"]), range_text(boot_metric(f, "tau_r")), fnum(rk["tau_pairs"]),
-      fnum(rk["tau_pairs_undefined"]), fnum(rk["mismatch_rate"]), range_text(boot_metric(f, "mismatch_rate")),
+      fnum(rk["n_configs"]), fnum(rk["tau_r"]), range_text(boot_metric(f, "tau_r"), boot_resamples(f)), fnum(rk["tau_pairs"]),
+      fnum(rk["tau_pairs_undefined"]), fnum(rk["mismatch_rate"]), range_text(boot_metric(f, "mismatch_rate"), boot_resamples(f)),
       fnum(rk["mismatch_null"]), fnum(rk["reachable"]), fnum(rk["possible"]));
   for (const auto& o : rk["orderings"]) {
     std::string cs;

@@ -4,9 +4,11 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
+#include <set>
 
 #include <fmt/format.h>
 
+#include "metrics/coverage.h"
 #include "report/html.h"
 #include "report/summary.h"
 #include "report/rerun_section.h"
@@ -108,9 +110,17 @@ std::string esc(const std::string& s) {
   return out;
 }
 
+// "2,724 of 6,300 (43.2%)": the majority floor's comparisons left out as ties.
+std::string ties_cell(const nlohmann::json& r) {
+  if (!r.contains("tie_excluded") || !r.contains("possible_comparisons")) return "n/a";
+  const auto& share = r.contains("tie_excluded_share") ? r["tie_excluded_share"] : nlohmann::json(nullptr);
+  return fmt::format("{} of {}{}", num(r["tie_excluded"]), num(r["possible_comparisons"]),
+                     share.is_number() ? fmt::format(" ({:.1f}%)", 100.0 * share.get<double>()) : std::string());
+}
+
 void floor_table(std::string& md, const nlohmann::json& rows, bool majority) {
-  md += majority ? "| subject | config | condition | outcome | R' | discordant / comparisons | floor | 95% CI (cluster bootstrap) | Wilson | unanimous cells | coverage |\n"
-                   "|---|---|---|---|---|---|---|---|---|---|---|\n"
+  md += majority ? "| subject | config | condition | outcome | R' | discordant / comparisons | ties excluded | floor | 95% CI (cluster bootstrap) | Wilson | unanimous cells | coverage |\n"
+                   "|---|---|---|---|---|---|---|---|---|---|---|---|\n"
                  : "| subject | config | condition | outcome | discordant / comparisons | floor | 95% CI (cluster bootstrap) | Wilson | unanimous cells | coverage |\n"
                    "|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : rows) {
@@ -119,11 +129,22 @@ void floor_table(std::string& md, const nlohmann::json& rows, bool majority) {
     md += fmt::format("| {} | {} | {} | {} | ", esc(r.value("subject", "")), esc(r.value("config", "")),
                       esc(r.value("condition", "")), outcome);
     if (majority) md += fmt::format("{} | ", num(r.value("vote_size", nlohmann::json(1))));
-    md += fmt::format("{}/{} | {} | {} | {} | {} | {} |\n", num(r["discordant"]), num(r["comparisons"]), num(r["rate"]),
-                      ci(r), ci(r, "wilson_low", "wilson_high"), num(r.value("unanimous_cells", nlohmann::json(0))),
-                      coverage_cell(r));
+    md += fmt::format("{}/{} | ", num(r["discordant"]), num(r["comparisons"]));
+    if (majority) md += ties_cell(r) + " | ";
+    md += fmt::format("{} | {} | {} | {} | {} |\n", num(r["rate"]), ci(r), ci(r, "wilson_low", "wilson_high"),
+                      num(r.value("unanimous_cells", nlohmann::json(0))), coverage_cell(r));
   }
   md += interval_notes(rows);
+  // What each cell's pooled row sums (a task's derived outcomes are left out).
+  std::set<std::string> pooled_notes;
+  for (const auto& r : rows)
+    if (r.value("outcome", "") == "pooled" && r.contains("pooled_over")) pooled_notes.insert(pooled_over_text(r));
+  if (!pooled_notes.empty())
+    md += fmt::format(
+        "\n**pooled** = {}: a derived outcome (a function of another outcome of the same draw, e.g. MCQ `correct` "
+        "from `choice`) repeats its source's replicate pairs, so pooling it would count each pair twice; its own "
+        "row is kept above.\n",
+        fmt::join(pooled_notes, "; "));
   std::string planned_note;
   for (const auto& r : rows)
     if (r.contains("coverage") && r["coverage"].value("planned_note", "") != "")
@@ -411,6 +432,8 @@ void paired_subjects_section(std::string& md, const nlohmann::json& f) {
                       esc(r.value("outcome", "")), num(r["items"]), num(r["difference"]), num(r["b_count"]),
                       num(r["c_count"]), num(r["undetermined"]), num(r["p_value"], 4), num(r["p_holm"], 4));
   md += "\n";
+  for (const auto& w : f.value("warnings", nlohmann::json::array()))
+    if (w.is_string()) md += "> **Warning:** " + w.get<std::string>() + "\n\n";
 }
 
 void floor_section(std::string& md, const nlohmann::json& f) {
@@ -428,7 +451,10 @@ void floor_section(std::string& md, const nlohmann::json& f) {
 
 void majority_floor_section(std::string& md, const nlohmann::json& f) {
   md += "The floor left after answering with the majority of R' draws: every pair of disjoint R'-subsets of an "
-        "item's replicates, ties undetermined and excluded (" + f.value("source", "") + ").\n\n";
+        "item's replicates, ties undetermined and excluded (" + f.value("source", "") + "). The floor is a rate "
+        "among the comparisons whose two votes were both determined; *ties excluded* counts the rest, of every "
+        "possible comparison. A large share makes the floor optimistic: it is measured only where both vote sets "
+        "agreed internally.\n\n";
   if (f.contains("warnings"))
     for (const auto& w : f["warnings"]) md += "> **Warning:** " + w.get<std::string>() + "\n\n";
   floor_table(md, f["rows"], true);
@@ -521,6 +547,27 @@ std::string render_markdown(const nlohmann::json& results) {
   if (study.is_object() && !study.value("hash", "").empty())
     md += fmt::format(" · study hash `{}`", study.value("hash", "").substr(0, 16));
   md += "\n\n";
+  // A report from part of the plan says so first (results.json `plan`), with the planned
+  // cells that have no draws: they appear in no table below.
+  if (const std::string partial = partial_plan_text(results.value("plan", nlohmann::json())); !partial.empty()) {
+    md += "> **" + partial + ".** Every number below rests on the draws stored.";
+    const auto& empty = results["plan"].value("cells_without_draws", nlohmann::json::array());
+    if (!empty.empty()) {
+      md += " Planned cells with no draws:";
+      size_t shown = 0;
+      for (const auto& c : empty) {
+        if (shown == 20) break;
+        md += fmt::format("{} {} · {} · {}", shown == 0 ? "" : ";", esc(c.value("subject", "")),
+                          esc(c.value("config", "")), esc(c.value("condition", "")));
+        ++shown;
+      }
+      if (empty.size() > shown) md += fmt::format("; and {} more (results.json plan.cells_without_draws)", empty.size() - shown);
+      md += ".";
+    }
+    md += "\n\n";
+  }
+  for (const auto& w : results.value("warnings", nlohmann::json::array()))
+    if (w.is_string()) md += "> **Warning:** " + w.get<std::string>() + "\n\n";
   md += render_summary_markdown(results);
 
   const bool has_draws = results.contains("draws") && !results["draws"]["rows"].empty();

@@ -107,7 +107,7 @@ void floor_lines(Book& book, const json& an) {
     const auto& r = *pick;
     book.at(subject).lines.push_back(
         fmt::format("Instability floor at {}, condition {} ({}): {} = {}/{} disagreeing replicate pairs{}.", config, ref,
-                    str(r, "outcome") == "pooled" ? "pooled over outcomes" : str(r, "outcome"), num(at(r, "rate")),
+                    str(r, "outcome") == "pooled" ? pooled_over_text(r) : str(r, "outcome"), num(at(r, "rate")),
                     num(at(r, "discordant")), num(at(r, "comparisons")), interval(r, "ci_low", "ci_high")));
   }
 }
@@ -219,6 +219,18 @@ void judge_lines(Book& book, const json& an) {
 }
 
 }  // namespace
+
+std::string pooled_over_text(const nlohmann::json& row) {
+  if (!row.is_object() || !row.contains("pooled_over") || !row["pooled_over"].is_array()) return "pooled over outcomes";
+  const size_t n = row["pooled_over"].size();
+  std::string s = fmt::format("pooled over {} independent outcome{}", n, n == 1 ? "" : "s");
+  std::vector<std::string> excluded;
+  if (row.contains("derived_excluded") && row["derived_excluded"].is_array())
+    for (const auto& e : row["derived_excluded"])
+      if (e.is_string()) excluded.push_back(e.get<std::string>());
+  if (!excluded.empty()) s += fmt::format(" (derived excluded: {})", fmt::join(excluded, ", "));
+  return s;
+}
 
 std::vector<SubjectHeadline> headline(const nlohmann::json& results) {
   Book book;

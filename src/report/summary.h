@@ -31,6 +31,11 @@ struct SubjectHeadline {
 /// an empty vector means the results hold nothing to summarise.
 std::vector<SubjectHeadline> headline(const nlohmann::json& results);
 
+/// What a floor row with outcome "pooled" sums, in words: "pooled over 1 independent outcome
+/// (derived excluded: correct)" from its `pooled_over` / `derived_excluded` lists, or
+/// "pooled over outcomes" for results written before those lists existed.
+std::string pooled_over_text(const nlohmann::json& row);
+
 /// The headline as a Markdown section ("## Summary", one bullet list per subject), or "" when
 /// headline() is empty.
 std::string render_summary_markdown(const nlohmann::json& results);

@@ -22,6 +22,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "core/task_kinds.h"
+#include "stats/resample_count.h"
 #include "util/file.h"
 #include "util/strings.h"
 
@@ -808,6 +809,12 @@ Status Parser::parse_bootstrap(const Entry& e, BootstrapSpec* out) const {
     if (!(l > 0 && l < 1))
       return error(it->second.value, "bootstrap.level", fmt::format("must be in (0, 1), got {}", compact(l)));
     out->level = l;
+  }
+  // A percentile interval needs a resample in each tail at its level (stats/resample_count.h).
+  if (auto problem = stats::resamples_problem(out->resamples, out->level)) {
+    auto it = m.find("resamples");
+    if (it == m.end()) it = m.find("level");  // the default 2000 with a level above 0.999
+    return error(it->second.value, "bootstrap." + it->first, *problem);
   }
   return Status::Ok();
 }

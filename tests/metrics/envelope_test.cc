@@ -228,5 +228,54 @@ TEST(Envelope, CellsFromOutcomeRowsCarryParseRates) {
   EXPECT_NE(bad.status().message().find("outcomes: correct"), std::string::npos);
 }
 
+// Issue 37 (tester s9 F18): the configuration bootstrap paired a resampled configuration
+// with its own copy (tau = 1, no mismatch, no verdict flip), so on a 2-configuration grid
+// the tau_R range reached 1 although the only pair of configurations gives -1. Hand
+// enumeration of the 2-configuration bootstrap: the 4 equally likely index draws are
+// (c1,c1), (c2,c2) (one distinct configuration: pairwise metrics undefined) and (c1,c2),
+// (c2,c1) (the original pair: tau = -1, mismatch = 1, CFR_A at 0.6 = 1, CFR_B = 0). So every
+// defined resample equals the estimate, and about half the resamples are defined.
+TEST(Envelope, BootstrapPairsOnlyDistinctConfigurations) {
+  std::vector<EnvelopeCell> cells{{"A", "c1", 0.8, 10, std::nullopt},
+                                  {"B", "c1", 0.6, 10, std::nullopt},
+                                  {"A", "c2", 0.5, 10, std::nullopt},
+                                  {"B", "c2", 0.7, 10, std::nullopt}};
+  EnvelopeOptions o;
+  o.resamples = 1000;
+  o.thresholds = {0.6};
+  auto r = envelope_analysis(cells, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_DOUBLE_EQ((*r)["rankings"]["tau_r"].get<double>(), -1.0);
+  const auto& m = (*r)["bootstrap"]["metrics"];
+  for (const char* name : {"tau_r", "mismatch_rate", "A.cfr_0.6", "B.cfr_0.6"}) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(m.contains(name)) << m.dump();
+    const auto& x = m[name];
+    // Binomial(1000, 1/2): 400..600 is more than 6 standard deviations (15.8) wide.
+    EXPECT_GT(x["defined"].get<int64_t>(), 400);
+    EXPECT_LT(x["defined"].get<int64_t>(), 600);
+    EXPECT_TRUE(x["all_equal"].get<bool>()) << x.dump();
+  }
+  EXPECT_DOUBLE_EQ(m["tau_r"]["min"].get<double>(), -1.0);
+  EXPECT_DOUBLE_EQ(m["tau_r"]["max"].get<double>(), -1.0);  // was 1: a configuration against its copy
+  EXPECT_DOUBLE_EQ(m["mismatch_rate"]["min"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(m["A.cfr_0.6"]["min"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(m["B.cfr_0.6"]["max"].get<double>(), 0.0);
+  // Range and SDI are not pairwise: every resample defines them.
+  EXPECT_EQ(m["A.range"]["defined"], 1000);
+}
+
+// A resample count with an empty tail at the level is refused (stats/resample_count.h);
+// 0 (no bootstrap) stays allowed.
+TEST(Envelope, TooFewResamplesAreRefused) {
+  auto bad = EnvelopeOptions::from_json({{"resamples", 10}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("envelope.resamples: 10 resamples leave the tails"), std::string::npos)
+      << bad.status().message();
+  EXPECT_TRUE(EnvelopeOptions::from_json({{"resamples", 0}}).ok());
+  EXPECT_TRUE(EnvelopeOptions::from_json({{"resamples", 40}}).ok());
+  EXPECT_FALSE(EnvelopeOptions::from_json({{"resamples", 40}, {"level", 0.99}}).ok());  // needs 200
+}
+
 }  // namespace
 }  // namespace nf

@@ -48,6 +48,10 @@ void expect_same_rows(const std::vector<FloorRow>& a, const std::vector<FloorRow
     EXPECT_EQ(a[i].clusters, b[i].clusters) << w;
     EXPECT_EQ(a[i].items_observed, b[i].items_observed) << w;
     EXPECT_EQ(a[i].valid_draws, b[i].valid_draws) << w;
+    EXPECT_EQ(a[i].possible_comparisons, b[i].possible_comparisons) << w;
+    EXPECT_EQ(a[i].tie_excluded, b[i].tie_excluded) << w;
+    EXPECT_EQ(a[i].pooled_over, b[i].pooled_over) << w;
+    EXPECT_EQ(a[i].derived_excluded, b[i].derived_excluded) << w;
     EXPECT_EQ(a[i].degenerate, b[i].degenerate) << w;
     EXPECT_EQ(a[i].ci_method, b[i].ci_method) << w;
     expect_same_double(a[i].percentile_low, b[i].percentile_low, w + " percentile_low");

@@ -51,6 +51,30 @@ TEST(Summary, PooledFloorOnTheReferenceConditionForEachConfig) {
   EXPECT_NE(h[0].lines[1].find("at t=1, condition ref"), std::string::npos) << h[0].lines[1];
 }
 
+// Issue 37: a pooled row says what it summed (results.json pooled_over / derived_excluded).
+TEST(Summary, PooledFloorSaysWhatItPoolsAndWhichDerivedOutcomesItLeftOut) {
+  json r;
+  json pooled = floor_row("t=0", "none", "pooled", 5, 12);
+  pooled["pooled_over"] = {"choice"};
+  pooled["derived_excluded"] = {"correct"};
+  r["analyses"]["floor"]["rows"] = {floor_row("t=0", "none", "choice", 5, 12), floor_row("t=0", "none", "correct", 4, 12),
+                                    pooled};
+  const auto h = headline(r);
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_NE(h[0].lines[0].find("condition none (pooled over 1 independent outcome (derived excluded: correct)): "
+                               "0.417 = 5/12"),
+            std::string::npos)
+      << h[0].lines[0];
+  json two = pooled;
+  two["pooled_over"] = {"admit", "refer"};
+  two["derived_excluded"] = json::array();
+  EXPECT_EQ(pooled_over_text(two), "pooled over 2 independent outcomes");
+  EXPECT_EQ(pooled_over_text(floor_row("t=0", "none", "pooled", 1, 2)), "pooled over outcomes");  // older results
+  const std::string md = render_markdown(r);
+  EXPECT_NE(md.find("**pooled** = pooled over 1 independent outcome (derived excluded: correct)"), std::string::npos)
+      << md;
+}
+
 TEST(Summary, LargestEffectsAboveTheFloorFirstControlArmsExcluded) {
   const auto h = headline(results());
   std::vector<std::string> contrasts;

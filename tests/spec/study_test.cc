@@ -113,7 +113,7 @@ TEST_F(StudyTest, FullStudyParsesEveryField) {
       "  mcq_robustness: {margin: 0.05}\n"
       "  floor:\n"
       "  majority_floor: {vote_sizes: [3, 5]}\n"
-      "bootstrap: {resamples: 10, seed: 7, level: 0.9}\n");
+      "bootstrap: {resamples: 20, seed: 7, level: 0.9}\n");  // 20 = 2 / (1 - 0.9), the fewest allowed
   Result<Study> r = parse(text + "");
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   const Study& s = *r;
@@ -133,7 +133,7 @@ TEST_F(StudyTest, FullStudyParsesEveryField) {
   EXPECT_DOUBLE_EQ(s.analyses[0].options["margin"].get<double>(), 0.05);
   EXPECT_EQ(s.analyses[1].name, "floor");
   EXPECT_EQ(s.analyses[2].options["vote_sizes"], nlohmann::json::array({3, 5}));
-  EXPECT_EQ(s.bootstrap.resamples, 10);
+  EXPECT_EQ(s.bootstrap.resamples, 20);
   EXPECT_EQ(s.bootstrap.seed, 7u);
   EXPECT_DOUBLE_EQ(s.bootstrap.level, 0.9);
 }
@@ -241,6 +241,14 @@ TEST_F(StudyTest, RangeChecks) {
   EXPECT_THAT(expect_error(minimal("seed: -1\n")), HasSubstr(":7: seed: must be a non-negative integer, got -1"));
   EXPECT_THAT(expect_error(minimal("bootstrap: {resamples: 0}\n")), HasSubstr(":7: bootstrap.resamples: must be"));
   EXPECT_THAT(expect_error(minimal("bootstrap: {level: 1}\n")), HasSubstr(":7: bootstrap.level: must be in (0, 1)"));
+  // Issue 37 (tester s9 F15): a resample count that leaves a tail of the percentile interval
+  // empty, fewer than 2 / (1 - level): 40 at 0.95, 200 at 0.99; with the default 2000, a level
+  // above 0.999 is named instead.
+  EXPECT_THAT(expect_error(minimal("bootstrap: {resamples: 1}\n")),
+              HasSubstr(":7: bootstrap.resamples: 1 resample leaves the tails of a 95% percentile interval empty"));
+  EXPECT_THAT(expect_error(minimal("bootstrap: {resamples: 39}\n")), HasSubstr("use at least 40"));
+  EXPECT_THAT(expect_error(minimal("bootstrap: {resamples: 100, level: 0.99}\n")), HasSubstr("use at least 200"));
+  EXPECT_THAT(expect_error(minimal("bootstrap: {level: 0.9995}\n")), HasSubstr(":7: bootstrap.level: 2000 resamples"));
   EXPECT_THAT(expect_error(minimal("analyses: {majority_floor: {vote_sizes: [0]}}\n")),
               HasSubstr(":7: analyses.majority_floor.vote_sizes: must be positive"));
   EXPECT_THAT(expect_error(minimal("analyses: {flor: {}}\n")),
