@@ -61,7 +61,7 @@ Result<ImportSummary> import_long_draws(const std::vector<LongDrawRow>& rows, St
     const std::string cluster = r.cluster.empty() ? r.item : r.cluster;
     NF_RETURN_IF_ERROR(note_cluster(item_cluster, r.item, cluster));
     DrawKey key{r.subject, r.item, r.condition, r.config, r.replicate};
-    if (plan) NF_RETURN_IF_ERROR(plan->check(key, fmt::format("row {}", row_no)));
+    if (plan && !plan->planned(key)) return plan->check(key, fmt::format("row {}", row_no));
     Draw& d = draws[key];
     d.key = key;
     d.cluster = cluster;
@@ -263,7 +263,7 @@ Result<ImportSummary> import_long_draws_file(const std::string& path, Store& sto
       outcome.value = row.value;
       const size_t line = row.line;
       ++sum.rows;
-      if (plan) NF_RETURN_IF_ERROR(plan->check(key, fmt::format("{}:{}", path, line)));
+      if (plan && !plan->planned(key)) return plan->check(key, fmt::format("{}:{}", path, line));
       if (ch & (LongDrawRow::kChangedItem | LongDrawRow::kChangedCluster)) {  // rows of an item are usually adjacent
         auto [it, inserted] = item_cluster.try_emplace(key.item, cluster);
         if (!inserted && it->second != cluster)
