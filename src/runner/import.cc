@@ -116,7 +116,7 @@ struct RowBlock {
 // last row before it, so errors are reported as in a single-threaded scan.
 class ParsedRows {
  public:
-  static constexpr size_t kRows = 2048, kBlocks = 4;
+  static constexpr size_t kRows = 8192, kBlocks = 4;  // a hand-over (mutex, wake-up) per 8,192 rows
 
   /// `checks` (the value checks of data/draws_import.h) must outlive this object.
   ParsedRows(const std::string& path, const LongDrawChecks& checks) : checks_(checks) {
