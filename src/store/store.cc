@@ -1141,6 +1141,7 @@ struct Store::BulkImport::Impl {
   // written as one outcome_chunks row once it holds kChunkValues values (at a draw boundary)
   // and at commit. With `pending`, all the import holds in memory besides the item map.
   store_internal::OutcomeChunk chunk;
+  store_internal::ChunkWriter chunk_writer{db, path};
   // The constant columns of an imported draw (as DrawWriter::write binds them for a Draw
   // with status ok and extra {"imported": true}).
   std::string request_json, extra_json;
@@ -1208,7 +1209,7 @@ struct Store::BulkImport::Impl {
   }
 
   Status write_chunk() {
-    if (!chunk.empty()) NF_RETURN_IF_ERROR(store_internal::write_chunk(db, path, chunk));
+    if (!chunk.empty()) NF_RETURN_IF_ERROR(chunk_writer.write(chunk));
     chunk.clear();
     return Status::Ok();
   }
