@@ -1053,8 +1053,12 @@ class ImportPragmasBack {
     sqlite3_exec(db_, "PRAGMA foreign_keys = ON; PRAGMA ignore_check_constraints = OFF", nullptr, nullptr, nullptr);
     // Fails only if another connection opened the store meanwhile; Store::open sets WAL
     // mode again on every read-write open, so the file never stays in rollback mode.
+    // synchronous = NORMAL first: the switch is a small rollback-journal transaction of its
+    // own (the header's file-format bytes), which NORMAL writes with two fsyncs fewer than
+    // FULL (the journal's second sync, the directory's); the import itself was committed
+    // under FULL before this.
     if (rollback_journal)
-      sqlite3_exec(db_, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL", nullptr, nullptr, nullptr);
+      sqlite3_exec(db_, "PRAGMA synchronous = NORMAL; PRAGMA journal_mode = WAL", nullptr, nullptr, nullptr);
   }
   bool rollback_journal = false;
 
