@@ -122,7 +122,9 @@ class ParsedRows {
   ParsedRows(const std::string& path, const LongDrawChecks& checks) : checks_(checks) {
     for (size_t i = 0; i < kBlocks; ++i) {
       free_.push_back(std::make_unique<RowBlock>());
-      free_.back()->rows.resize(kRows);
+      // Reserved, not resized: the parsing thread writes (and so first touches) the pages,
+      // not the calling thread, which is the import's critical path.
+      free_.back()->rows.reserve(kRows);
     }
     thread_ = std::thread([this, path] { parse(path); });
   }
@@ -191,7 +193,9 @@ class ParsedRows {
         RowBlock& b = *cur;
         // The first row of the scan has every bit set, so the writer starts from it.
         const unsigned ch = r.changed;
-        b.rows[b.n] = RowBlock::Row{line, r.value, r.replicate, ch};
+        const RowBlock::Row row{line, r.value, r.replicate, ch};
+        if (b.n < b.rows.size()) b.rows[b.n] = row;
+        else b.rows.push_back(row);  // the block's first use (capacity reserved)
         if (ch & LongDrawRow::kChangedSubject) b.put(r.subject);
         if (ch & LongDrawRow::kChangedItem) b.put(r.item);
         if (ch & LongDrawRow::kChangedCluster) b.put(r.cluster);
