@@ -1057,9 +1057,9 @@ class ImportPragmasBack {
     // Fails only if another connection opened the store meanwhile; Store::open sets WAL
     // mode again on every read-write open, so the file never stays in rollback mode.
     // synchronous = NORMAL first: the switch is a small rollback-journal transaction of its
-    // own (the header's file-format bytes), which NORMAL writes with two fsyncs fewer than
-    // FULL (the journal's second sync, the directory's); the import itself was committed
-    // under FULL before this.
+    // own (the header's file-format bytes), which NORMAL writes with one fsync fewer than
+    // FULL (the journal's second sync); the import itself was committed under FULL before
+    // this.
     if (rollback_journal)
       sqlite3_exec(db_, "PRAGMA synchronous = NORMAL; PRAGMA journal_mode = WAL", nullptr, nullptr, nullptr);
   }
@@ -1158,9 +1158,6 @@ class WriteBehind {
     cv_.notify_all();
     thread_.join();
   }
-
-  /// Whether the thread runs (the descriptor was found).
-  bool running() const { return thread_.joinable(); }
 
  private:
 #ifdef __linux__

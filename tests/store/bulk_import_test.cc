@@ -122,7 +122,8 @@ TEST(BulkImport, ItemsInBatchesAreThoseOfOnePutItemEach) {
   std::vector<std::pair<std::string, std::string>> items;  // 2 full batches and 45 more
   for (int i = 0; i < 2 * 256 + 45; ++i)
     items.push_back({"q" + std::to_string(i), i % 5 == 0 ? "" : "c" + std::to_string(i / 3)});
-  items.push_back({"q7", "moved"});  // an item again, in the last (partial) group
+  items.insert(items.begin() + 100, {"q7", "moved"});  // an item again, in the same full batch
+  items.push_back({"q9", "again"});                     // ... and in the last (partial) group
   auto rows = [](const std::string& path) {
     RawDb raw(path);
     return raw.column("SELECT rowid || '|' || item || '|' || cluster || '|' || data FROM items ORDER BY rowid");
@@ -145,7 +146,7 @@ TEST(BulkImport, ItemsInBatchesAreThoseOfOnePutItemEach) {
     }
     (bulk ? got : want) = rows(path);
   }
-  ASSERT_EQ(want.size(), 2u * 256 + 45);
+  ASSERT_EQ(want.size(), 2u * 256 + 45);  // q3 stored before, q7 and q9 twice
   EXPECT_EQ(got, want);
   EXPECT_EQ(want[0], "1|q3|c1|{\"imported\":true}");  // updated in place, first row
 }
