@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "store/store.h"
@@ -121,7 +122,7 @@ TEST(BulkImport, ItemsInBatchesAreThoseOfOnePutItemEach) {
   const nlohmann::json data{{"imported", true}};
   std::vector<std::pair<std::string, std::string>> items;  // 2 full batches and 45 more
   for (int i = 0; i < 2 * 256 + 45; ++i)
-    items.push_back({"q" + std::to_string(i), i % 5 == 0 ? "" : "c" + std::to_string(i / 3)});
+    items.push_back({fmt::format("q{}", i), i % 5 == 0 ? std::string() : fmt::format("c{}", i / 3)});
   items.insert(items.begin() + 100, {"q7", "moved"});  // an item again, in the same full batch
   items.push_back({"q9", "again"});                     // ... and in the last (partial) group
   auto rows = [](const std::string& path) {
