@@ -27,6 +27,7 @@
 #include <fstream>
 #include <optional>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <tuple>
 #include <utility>
@@ -1135,11 +1136,14 @@ class WriteBehind {
 #ifdef __linux__
     const int fd = descriptor_of(path);
     if (fd < 0) return;
-    thread_ = std::thread([this, fd] {
-      std::unique_lock lock(mu_);
-      while (!cv_.wait_for(lock, kInterval, [this] { return stop_; }))
-        ::sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);  // advisory: errors ignored
-    });
+    try {
+      thread_ = std::thread([this, fd] {
+        std::unique_lock lock(mu_);
+        while (!cv_.wait_for(lock, kInterval, [this] { return stop_; }))
+          ::sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);  // advisory: errors ignored
+      });
+    } catch (const std::system_error&) {  // no thread to spare: the import runs without it
+    }
 #else
     (void)path;
 #endif
