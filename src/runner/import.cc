@@ -61,7 +61,7 @@ Result<ImportSummary> import_long_draws(const std::vector<LongDrawRow>& rows, St
     const std::string cluster = r.cluster.empty() ? r.item : r.cluster;
     NF_RETURN_IF_ERROR(note_cluster(item_cluster, r.item, cluster));
     DrawKey key{r.subject, r.item, r.condition, r.config, r.replicate};
-    if (plan) NF_RETURN_IF_ERROR(plan->check(key, fmt::format("row {}", row_no)));
+    if (plan && !plan->planned(key)) return plan->check(key, fmt::format("row {}", row_no));
     Draw& d = draws[key];
     d.key = key;
     d.cluster = cluster;
@@ -116,13 +116,15 @@ struct RowBlock {
 // last row before it, so errors are reported as in a single-threaded scan.
 class ParsedRows {
  public:
-  static constexpr size_t kRows = 2048, kBlocks = 4;
+  static constexpr size_t kRows = 8192, kBlocks = 4;  // a hand-over (mutex, wake-up) per 8,192 rows
 
   /// `checks` (the value checks of data/draws_import.h) must outlive this object.
   ParsedRows(const std::string& path, const LongDrawChecks& checks) : checks_(checks) {
     for (size_t i = 0; i < kBlocks; ++i) {
       free_.push_back(std::make_unique<RowBlock>());
-      free_.back()->rows.resize(kRows);
+      // Reserved, not resized: the parsing thread writes (and so first touches) the pages,
+      // not the calling thread, which is the import's critical path.
+      free_.back()->rows.reserve(kRows);
     }
     thread_ = std::thread([this, path] { parse(path); });
   }
@@ -191,7 +193,9 @@ class ParsedRows {
         RowBlock& b = *cur;
         // The first row of the scan has every bit set, so the writer starts from it.
         const unsigned ch = r.changed;
-        b.rows[b.n] = RowBlock::Row{line, r.value, r.replicate, ch};
+        const RowBlock::Row row{line, r.value, r.replicate, ch};
+        if (b.n < b.rows.size()) b.rows[b.n] = row;
+        else b.rows.push_back(row);  // the block's first use (capacity reserved)
         if (ch & LongDrawRow::kChangedSubject) b.put(r.subject);
         if (ch & LongDrawRow::kChangedItem) b.put(r.item);
         if (ch & LongDrawRow::kChangedCluster) b.put(r.cluster);
@@ -263,7 +267,7 @@ Result<ImportSummary> import_long_draws_file(const std::string& path, Store& sto
       outcome.value = row.value;
       const size_t line = row.line;
       ++sum.rows;
-      if (plan) NF_RETURN_IF_ERROR(plan->check(key, fmt::format("{}:{}", path, line)));
+      if (plan && !plan->planned(key)) return plan->check(key, fmt::format("{}:{}", path, line));
       if (ch & (LongDrawRow::kChangedItem | LongDrawRow::kChangedCluster)) {  // rows of an item are usually adjacent
         auto [it, inserted] = item_cluster.try_emplace(key.item, cluster);
         if (!inserted && it->second != cluster)

@@ -32,6 +32,14 @@ class StoredPlan {
   /// plan has there, and what to do. `where` is "file:line" (or a row's description).
   Status check(const DrawKey& key, const std::string& where) const;
 
+  /// Whether `key` is a planned draw (check() is Ok). For the per-row test of an import:
+  /// the caller formats `where` for check() only when this is false.
+  bool planned(const DrawKey& key) const {
+    return subject_set_.count(key.subject) != 0 && config_set_.count(key.config) != 0 &&
+           condition_set_.count(key.condition) != 0 && items_.count(key.item) != 0 && key.replicate >= 0 &&
+           key.replicate < replicates_;
+  }
+
   /// Number of planned draws.
   int64_t size() const;
 

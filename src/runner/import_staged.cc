@@ -24,13 +24,18 @@ Result<ImportSummary> import_long_draws_staged(const std::string& path, Store& s
   Outcome outcome;
   const Status read = for_each_long_draw(path, [&](const LongDrawRow& r, size_t line) -> Status {
     ++sum.rows;
-    if (plan) {
-      stop = plan->check(DrawKey{r.subject, r.item, r.condition, r.config, r.replicate}, fmt::format("{}:{}", path, line));
-      if (!stop.ok()) return stop;
-    }
     // Only the fields that changed from the previous row are compared or copied
     // (LongDrawRow::changed; all set on the first row).
     const unsigned ch = r.changed;
+    if (ch & LongDrawRow::kChangedSubject) key.subject = r.subject;
+    if (ch & LongDrawRow::kChangedItem) key.item = r.item;
+    if (ch & LongDrawRow::kChangedCondition) key.condition = r.condition;
+    if (ch & LongDrawRow::kChangedConfig) key.config = r.config;
+    key.replicate = r.replicate;
+    if (plan && !plan->planned(key)) {  // "path:line" formatted only for a row out of the plan
+      stop = plan->check(key, fmt::format("{}:{}", path, line));
+      return stop;
+    }
     if (ch & (LongDrawRow::kChangedItem | LongDrawRow::kChangedCluster)) {  // rows of an item are usually adjacent
       auto [it, inserted] = item_cluster.try_emplace(r.item, r.cluster);
       if (!inserted && it->second != r.cluster) {
@@ -38,11 +43,6 @@ Result<ImportSummary> import_long_draws_staged(const std::string& path, Store& s
         return stop;
       }
     }
-    if (ch & LongDrawRow::kChangedSubject) key.subject = r.subject;
-    if (ch & LongDrawRow::kChangedItem) key.item = r.item;
-    if (ch & LongDrawRow::kChangedCondition) key.condition = r.condition;
-    if (ch & LongDrawRow::kChangedConfig) key.config = r.config;
-    key.replicate = r.replicate;
     if (ch & LongDrawRow::kChangedOutcome) outcome.name = r.outcome;
     outcome.value = r.value;
     if (ch & LongDrawRow::kChangedLabel) outcome.label = r.label;

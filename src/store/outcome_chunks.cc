@@ -115,67 +115,108 @@ void OutcomeChunk::clear() {
   index_.clear();
 }
 
-Status write_chunk(sqlite3* db, const std::string& path, const OutcomeChunk& c) {
-  std::string draws, strings;
-  draws.reserve(c.draw_ids.size() * kDrawEntry);
+namespace {
+
+// The blobs of `c` (layout: outcome_chunks.h) into the five buffers, replacing their
+// contents (their capacity is kept).
+void encode_chunk(const OutcomeChunk& c, std::string* draws, std::string* strings, std::string* names,
+                  std::string* labels, std::string* vals) {
+  draws->clear();
+  draws->reserve(c.draw_ids.size() * kDrawEntry);
   for (size_t i = 0; i < c.draw_ids.size(); ++i) {
-    put<int64_t>(&draws, c.draw_ids[i]);
-    put<uint32_t>(&draws, c.begin[i + 1] - c.begin[i]);
+    put<int64_t>(draws, c.draw_ids[i]);
+    put<uint32_t>(draws, c.begin[i + 1] - c.begin[i]);
   }
+  strings->clear();
   for (const auto& s : c.strings) {
-    put<uint32_t>(&strings, static_cast<uint32_t>(s.size()));
-    strings += s;
+    put<uint32_t>(strings, static_cast<uint32_t>(s.size()));
+    *strings += s;
   }
   // Codes 1, 2 or 4 bytes wide (as few as the dictionary allows); values 1 byte wide when
   // every value is an integer 0..255 (binary and small count outcomes), else 8.
   const size_t code_width = c.strings.size() <= 0x100 ? 1 : c.strings.size() <= 0x10000 ? 2 : 4;
-  auto pack_codes = [&](const std::vector<uint32_t>& codes) {
-    std::string out;
-    out.reserve(codes.size() * code_width);
+  auto pack_codes = [&](const std::vector<uint32_t>& codes, std::string* out) {
+    out->resize(codes.size() * code_width);
+    char* p = out->data();
     for (uint32_t v : codes) {
-      if (code_width == 1) put<uint8_t>(&out, static_cast<uint8_t>(v));
-      else if (code_width == 2) put<uint16_t>(&out, static_cast<uint16_t>(v));
-      else put<uint32_t>(&out, v);
+      if (code_width == 1) *p++ = static_cast<char>(static_cast<uint8_t>(v));
+      else if (code_width == 2) std::memcpy(p, &v, 2), p += 2;  // little-endian: the low bytes
+      else std::memcpy(p, &v, 4), p += 4;
     }
-    return out;
   };
-  const std::string names = pack_codes(c.names), labels = pack_codes(c.labels);
+  pack_codes(c.names, names);
+  pack_codes(c.labels, labels);
   bool small = true;
   for (double v : c.values)
     if (!(v >= 0.0 && v <= 255.0 && v == std::floor(v) && !std::signbit(v))) {
       small = false;
       break;
     }
-  std::string vals;
   if (small) {
-    vals.reserve(c.values.size());
-    for (double v : c.values) put<uint8_t>(&vals, static_cast<uint8_t>(v));
+    vals->resize(c.values.size());
+    char* p = vals->data();
+    for (double v : c.values) *p++ = static_cast<char>(static_cast<uint8_t>(v));
   } else {
-    vals.assign(reinterpret_cast<const char*>(c.values.data()), c.values.size() * 8);
+    vals->assign(reinterpret_cast<const char*>(c.values.data()), c.values.size() * 8);
   }
-  sqlite3_stmt* raw = nullptr;
-  int rc = sqlite3_prepare_v2(db,
-                              "INSERT INTO outcome_chunks(first_draw_id, last_draw_id, n, draws, strings, names, "
-                              "labels, vals) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                              -1, &raw, nullptr);
-  StmtPtr st(raw, sqlite3_finalize);
-  if (rc != SQLITE_OK) return sql_error(db, rc, "import: outcome chunk", path);
-  auto blob = [&](int i, const void* p, size_t bytes) {
-    return sqlite3_bind_blob64(raw, i, bytes == 0 ? "" : p, bytes, SQLITE_STATIC);
+}
+
+constexpr const char* kInsertChunk =
+    "INSERT INTO outcome_chunks(first_draw_id, last_draw_id, n, draws, strings, names, labels, vals) "
+    "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+
+// Binds `c`'s ids and count and the five blobs (bound without a copy: they must outlive
+// the step) to the prepared kInsertChunk and steps it; resets it and clears the bindings.
+int insert_chunk(sqlite3_stmt* raw, const OutcomeChunk& c, const std::string& draws, const std::string& strings,
+                 const std::string& names, const std::string& labels, const std::string& vals) {
+  auto blob = [&](int i, const std::string& b) {
+    return sqlite3_bind_blob64(raw, i, b.empty() ? "" : b.data(), b.size(), SQLITE_STATIC);
   };
-  rc = sqlite3_bind_int64(raw, 1, c.first_id());
+  int rc = sqlite3_bind_int64(raw, 1, c.first_id());
   if (rc == SQLITE_OK) rc = sqlite3_bind_int64(raw, 2, c.last_id());
   if (rc == SQLITE_OK) rc = sqlite3_bind_int64(raw, 3, static_cast<sqlite3_int64>(c.size()));
-  if (rc == SQLITE_OK) rc = blob(4, draws.data(), draws.size());
-  if (rc == SQLITE_OK) rc = blob(5, strings.data(), strings.size());
-  if (rc == SQLITE_OK) rc = blob(6, names.data(), names.size());
-  if (rc == SQLITE_OK) rc = blob(7, labels.data(), labels.size());
-  if (rc == SQLITE_OK) rc = blob(8, vals.data(), vals.size());
+  if (rc == SQLITE_OK) rc = blob(4, draws);
+  if (rc == SQLITE_OK) rc = blob(5, strings);
+  if (rc == SQLITE_OK) rc = blob(6, names);
+  if (rc == SQLITE_OK) rc = blob(7, labels);
+  if (rc == SQLITE_OK) rc = blob(8, vals);
   if (rc == SQLITE_OK) {
     rc = sqlite3_step(raw);
     if (rc == SQLITE_DONE) rc = SQLITE_OK;
   }
+  sqlite3_reset(raw);
+  sqlite3_clear_bindings(raw);
+  return rc;
+}
+
+}  // namespace
+
+Status write_chunk(sqlite3* db, const std::string& path, const OutcomeChunk& c) {
+  std::string draws, strings, names, labels, vals;
+  encode_chunk(c, &draws, &strings, &names, &labels, &vals);
+  sqlite3_stmt* raw = nullptr;
+  int rc = sqlite3_prepare_v2(db, kInsertChunk, -1, &raw, nullptr);
+  StmtPtr st(raw, sqlite3_finalize);
   if (rc != SQLITE_OK) return sql_error(db, rc, "import: outcome chunk", path);
+  rc = insert_chunk(raw, c, draws, strings, names, labels, vals);
+  if (rc != SQLITE_OK) return sql_error(db, rc, "import: outcome chunk", path);
+  return Status::Ok();
+}
+
+ChunkWriter::~ChunkWriter() { sqlite3_finalize(insert_); }
+
+Status ChunkWriter::write(const OutcomeChunk& c) {
+  if (insert_ == nullptr) {
+    const int rc = sqlite3_prepare_v2(db_, kInsertChunk, -1, &insert_, nullptr);
+    if (rc != SQLITE_OK) {
+      sqlite3_finalize(insert_);
+      insert_ = nullptr;
+      return sql_error(db_, rc, "import: outcome chunk", path_);
+    }
+  }
+  encode_chunk(c, &draws_, &strings_, &names_, &labels_, &vals_);
+  const int rc = insert_chunk(insert_, c, draws_, strings_, names_, labels_, vals_);
+  if (rc != SQLITE_OK) return sql_error(db_, rc, "import: outcome chunk", path_);
   return Status::Ok();
 }
 

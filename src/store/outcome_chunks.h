@@ -69,6 +69,25 @@ struct OutcomeChunk {
 /// Status naming `path`.
 Status write_chunk(sqlite3* db, const std::string& path, const OutcomeChunk& c);
 
+/// write_chunk for a writer of many chunks (the import: one per ~kChunkValues values):
+/// the INSERT is prepared once and the blob buffers keep their capacity between chunks.
+/// Same rows as write_chunk. Destroy before the connection is closed.
+class ChunkWriter {
+ public:
+  ChunkWriter(sqlite3* db, const std::string& path) : db_(db), path_(path) {}
+  ~ChunkWriter();
+  ChunkWriter(const ChunkWriter&) = delete;
+  ChunkWriter& operator=(const ChunkWriter&) = delete;
+  /// As write_chunk(db, path, c).
+  Status write(const OutcomeChunk& c);
+
+ private:
+  sqlite3* db_;
+  const std::string& path_;
+  sqlite3_stmt* insert_ = nullptr;
+  std::string draws_, strings_, names_, labels_, vals_;
+};
+
 /// Decodes the chunk in the current row of `st`, whose columns first..first+7 are
 /// first_draw_id, last_draw_id, n, draws, strings, names, labels, vals. DataLoss naming
 /// `path` and the chunk if the blobs are inconsistent (wrong lengths, a code out of

@@ -110,7 +110,7 @@ TEST(StreamingImport, ManyRowsInOneTransaction) {
 
 // The parsing thread hands the writer only the string fields that changed from the
 // previous row (import.cc RowBlock, LongDrawRow::changed): rows where a single field
-// changes (each field in turn, over several parser blocks of 2,048 rows), rows where every
+// changes (each field in turn, over several parser blocks of 8,192 rows), rows where every
 // key changes, quoted fields and CRLF line ends must all write what the in-memory import
 // writes.
 TEST(StreamingImport, RowsChangingOneFieldAtATimeWriteWhatTheInMemoryImportWrites) {
@@ -121,7 +121,7 @@ TEST(StreamingImport, RowsChangingOneFieldAtATimeWriteWhatTheInMemoryImportWrite
   std::array<int, 9> at{};
   std::set<std::string> keys;
   uint32_t lcg = 12345;
-  for (int row = 0; row < 7000; ++row) {
+  for (int row = 0; row < 26000; ++row) {
     lcg = lcg * 1664525u + 1013904223u;
     const int f = static_cast<int>((lcg >> 16) % 9);
     ++at[f];
@@ -138,7 +138,7 @@ TEST(StreamingImport, RowsChangingOneFieldAtATimeWriteWhatTheInMemoryImportWrite
     text += subject + "," + it + "," + cluster + "," + condition + "," + config + "," + replicate + "," + outcome + "," +
             value + "," + label + "\n";
   }
-  ASSERT_GT(keys.size(), 5000u);  // several parser blocks
+  ASSERT_GT(keys.size(), 2u * 8192);  // three parser blocks or more
   expect_same_as_in_memory(write(dir, "one_field.csv", text));
 
   // Every key field changes on every row.
@@ -270,7 +270,7 @@ TEST(StreamingImport, ErrorsNameFileLineAndColumnAndWriteNothing) {
   EXPECT_TRUE(items->empty());
 }
 
-// The file is parsed on a second thread in blocks of 2,048 rows (import.cc ParsedRows), so
+// The file is parsed on a second thread in blocks of 8,192 rows (import.cc ParsedRows), so
 // the parser runs ahead of the store: whichever error comes first in the file is the one
 // reported, many blocks in, and nothing is written.
 TEST(StreamingImport, TheFirstErrorInTheFileWinsAcrossParserBlocks) {
@@ -283,9 +283,9 @@ TEST(StreamingImport, TheFirstErrorInTheFileWinsAcrossParserBlocks) {
   const std::string header = "subject,item,cluster,condition,config,replicate,outcome,value\n";
   // Rows are lines 2.. : line 2 + i holds q<i>.
   const std::string dup_first =
-      write(dir, "a.csv", header + rows(0, 9000) + "m,q5,,n,d,0,o,0\n" + rows(9000, 12000) + "m,q,,n,d,x,o,1\n");
+      write(dir, "a.csv", header + rows(0, 9000) + "m,q5,,n,d,0,o,0\n" + rows(9000, 20000) + "m,q,,n,d,x,o,1\n");
   const std::string parse_first =
-      write(dir, "b.csv", header + rows(0, 6000) + "m,q,,n,d,x,o,1\n" + rows(6000, 12000) + "m,q5,,n,d,0,o,0\n");
+      write(dir, "b.csv", header + rows(0, 6000) + "m,q,,n,d,x,o,1\n" + rows(6000, 20000) + "m,q5,,n,d,0,o,0\n");
   auto s = Store::open((fs::path(dir.path()) / "s.sqlite").string());
   ASSERT_TRUE(s.ok());
   auto r = import_long_draws_file(dup_first, **s, "s");
@@ -297,11 +297,11 @@ TEST(StreamingImport, TheFirstErrorInTheFileWinsAcrossParserBlocks) {
   EXPECT_THAT(r.status().message(), HasSubstr(parse_first + ":6002: replicate: expected a non-negative integer"));
   EXPECT_EQ(*(*s)->draw_count(), 0);
   // And a clean file of many blocks imports every row.
-  const std::string good = write(dir, "c.csv", header + rows(0, 12000));
+  const std::string good = write(dir, "c.csv", header + rows(0, 20000));
   auto ok = import_long_draws_file(good, **s, "s");
   ASSERT_TRUE(ok.ok()) << ok.status().to_string();
-  EXPECT_EQ(ok->rows, 12000);
-  EXPECT_EQ(*(*s)->draw_count(), 12000);
+  EXPECT_EQ(ok->rows, 20000);
+  EXPECT_EQ(*(*s)->draw_count(), 20000);
 }
 
 // Into a store without draws, new draws whose keys come in increasing order are queued

@@ -4,7 +4,10 @@
 // judgments, nothing dangles afterwards, and enforcement (ON DELETE CASCADE) is back on
 // the same connection once the import ends, committed or failed.
 #include <string>
+#include <utility>
+#include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "store/store.h"
@@ -108,6 +111,45 @@ TEST(BulkImport, ForeignKeysAreEnforcedAgainAfterAFailedImport) {
   expect_cascade_works(**s, path, stored);
   RawDb raw(path);
   EXPECT_EQ(raw.one("SELECT group_concat(name) FROM outcomes"), "after");
+}
+
+// BulkImport::put_item upserts items 256 per statement (the rest one by one at commit):
+// the items table must hold what Store::put_item called in the same order writes, rowids
+// included, also when an item of a batch is stored already (its row updated in place) and
+// when the cluster is empty (the item is its own cluster).
+TEST(BulkImport, ItemsInBatchesAreThoseOfOnePutItemEach) {
+  ScratchDir dir;
+  const nlohmann::json data{{"imported", true}};
+  std::vector<std::pair<std::string, std::string>> items;  // 2 full batches and 45 more
+  for (int i = 0; i < 2 * 256 + 45; ++i)
+    items.push_back({fmt::format("q{}", i), i % 5 == 0 ? std::string() : fmt::format("c{}", i / 3)});
+  items.insert(items.begin() + 100, {"q7", "moved"});  // an item again, in the same full batch
+  items.push_back({"q9", "again"});                     // ... and in the last (partial) group
+  auto rows = [](const std::string& path) {
+    RawDb raw(path);
+    return raw.column("SELECT rowid || '|' || item || '|' || cluster || '|' || data FROM items ORDER BY rowid");
+  };
+  std::vector<std::string> want, got;
+  for (const bool bulk : {false, true}) {
+    const std::string path = dir.path(bulk ? "bulk.sqlite" : "rows.sqlite");
+    auto s = Store::open(path);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    // Stored before the import: the first batch updates it in place.
+    ASSERT_TRUE((*s)->put_item("q3", "old", nlohmann::json{{"before", true}}).ok());
+    if (bulk) {
+      auto b = (*s)->begin_bulk_import();
+      ASSERT_TRUE(b.ok()) << b.status().message();
+      for (const auto& [item, cluster] : items) ASSERT_TRUE((*b)->put_item(item, cluster).ok());
+      ASSERT_TRUE((*b)->commit().ok());
+    } else {
+      for (const auto& [item, cluster] : items)
+        ASSERT_TRUE((*s)->put_item(item, cluster.empty() ? item : cluster, data).ok());
+    }
+    (bulk ? got : want) = rows(path);
+  }
+  ASSERT_EQ(want.size(), 2u * 256 + 45);  // q3 stored before, q7 and q9 twice
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(want[0], "1|q3|c1|{\"imported\":true}");  // updated in place, first row
 }
 
 }  // namespace
