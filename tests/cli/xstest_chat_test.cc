@@ -337,22 +337,28 @@ TEST(ExportVotes, ImportedVotesRoundTripThroughImportVotes) {
          "m1,openai,q2,,j1,anthropic,\n"
          "m2,xai,q1,c1,j1,anthropic,0\n";
   }
-  ASSERT_EQ(testing::run_cli("import votes v.csv --store a.sqlite", d.path()).exit_code, 0);
-  auto a = testing::run_cli("export --store a.sqlite --what judgments --format csv --out a.csv", d.path());
+  // run_cli does not change directory: every path is absolute.
+  const testing::CmdResult iv = testing::run_cli("import votes " + d / "v.csv" + " --store " + d / "a.sqlite", d.path());
+  ASSERT_EQ(iv.exit_code, 0) << iv.err;
+  auto a = testing::run_cli("export --store " + d / "a.sqlite" + " --what judgments --format csv --out " + d / "a.csv",
+                            d.path());
   ASSERT_EQ(a.exit_code, 0) << a.err;
-  EXPECT_NE(a.err.find("export: 4 judge votes to a.csv"), std::string::npos) << a.err;
-  auto i = testing::run_cli("import votes a.csv --store b.sqlite", d.path());
+  EXPECT_NE(a.err.find("export: 4 judge votes to " + d / "a.csv"), std::string::npos) << a.err;
+  auto i = testing::run_cli("import votes " + d / "a.csv" + " --store " + d / "b.sqlite", d.path());
   ASSERT_EQ(i.exit_code, 0) << i.err;
-  ASSERT_EQ(testing::run_cli("export --store b.sqlite --what judgments --format csv --out b.csv", d.path()).exit_code, 0);
+  ASSERT_EQ(testing::run_cli("export --store " + d / "b.sqlite" + " --what judgments --format csv --out " + d / "b.csv",
+                             d.path())
+                .exit_code,
+            0);
   const std::string exported = testing::slurp(d / "a.csv");
   EXPECT_EQ(exported, testing::slurp(d / "b.csv"));
   // The missing vote (empty label) is kept as a non-vote row, q2's empty cluster became q2.
   EXPECT_NE(exported.find("m1,openai,q2,q2,j1,anthropic,,api_error,,,,\n"), std::string::npos) << exported;
   // Labels: none in this store; the draws CSV is refused with the reason.
-  auto l = testing::run_cli("export --store a.sqlite --what labels --format csv", d.path());
+  auto l = testing::run_cli("export --store " + d / "a.sqlite" + " --what labels --format csv", d.path());
   EXPECT_EQ(l.exit_code, 2);
   EXPECT_NE(l.err.find("the store holds no human labels"), std::string::npos) << l.err;
-  auto dr = testing::run_cli("export --store a.sqlite --format csv", d.path());
+  auto dr = testing::run_cli("export --store " + d / "a.sqlite" + " --format csv", d.path());
   EXPECT_EQ(dr.exit_code, 2);
   EXPECT_NE(dr.err.find("the store holds no draws"), std::string::npos) << dr.err;
 }

@@ -220,8 +220,8 @@ Study parsed_fhir_study(const std::string& options_yaml) {
 TEST(FhirAgentOptions, ErrorsNameFileAndLineOfTheKey) {
   auto task = make_task(parsed_fhir_study("  feedback: record\n  families: [task3, task1]\n"));
   ASSERT_FALSE(task.ok());
-  // Line 6: the `families` key (5 lines before it: name, task, dataset, subjects, task_options).
-  EXPECT_NE(task.status().message().find("/tmp/nf-where/study.yaml:6: task_options.families: 'task1' is not a "
+  // Line 7: the `families` key (after name, task, dataset, subjects, task_options, feedback).
+  EXPECT_NE(task.status().message().find("/tmp/nf-where/study.yaml:7: task_options.families: 'task1' is not a "
                                          "write family"),
             std::string::npos)
       << task.status().message();
