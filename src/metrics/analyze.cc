@@ -82,6 +82,20 @@ Result<nlohmann::json> analyze_store(Store& store, const AnalyzeOptions& options
     return st;
   if (auto w = stats::resamples_warning(options.bootstrap.resamples, options.bootstrap.level, "bootstrap"))
     results["warnings"].push_back(*w);
+  // A subject whose answers came from more than one served model pools model versions under
+  // one name: an interrupted `run --refresh` after a server upgrade leaves old and new draws
+  // side by side, and a plain resume calls the plan complete (tester s9 finding 13). Only for
+  // stores of a run study (its spec lists subjects): imported draws record no served model.
+  if (study.ok() && study->spec.contains("subjects")) {
+    NF_ASSIGN_OR_RETURN(auto served, store.served_models());
+    for (const auto& [subject, models] : served)
+      if (models.size() > 1)
+        results["warnings"].push_back(fmt::format(
+            "subject '{}': its answers come from {} served models ({}): every number of this subject pools them. An "
+            "interrupted `run --refresh` after a server upgrade leaves such a mix; run it again with --refresh to "
+            "finish the refresh",
+            subject, models.size(), join(models, ", ")));
+  }
 
   // MCQ replies: the unparsed share per reply language (issue 13 item 3), tallied from the
   // same read of the draws as the status counts.
