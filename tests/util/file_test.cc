@@ -2,6 +2,7 @@
 // NUL bytes, no trailing newline), non-regular files read to EOF, and the errors.
 #include "util/file.h"
 #include "util/hash.h"
+#include "util/output_file.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -109,6 +110,34 @@ TEST_F(ReadFile, FileSha256IsTheHashOfItsBytes) {
   auto directory = sha256_file_hex(dir_.string());
   ASSERT_FALSE(directory.ok());
   EXPECT_EQ(directory.status().code(), StatusCode::kInvalidArgument);
+}
+
+// Tester finding 22.4 (session 9): a failed write left a 0-byte `report.html.tmp` behind.
+// An AtomicOutputFile that fails (here: the rename onto a directory) or is abandoned
+// removes its temporary; a good one leaves exactly the file.
+TEST_F(ReadFile, AtomicOutputFileLeavesNoTemporaryOnFailureOrAbandon) {
+  const std::filesystem::path target = dir_ / "out.csv";
+  std::filesystem::create_directories(target);  // rename(out.csv.tmp, out.csv) must fail
+  {
+    AtomicOutputFile f(target.string());
+    ASSERT_TRUE(f.open().ok());
+    f.out() << "a,b\n";
+    const Status st = f.commit();
+    EXPECT_EQ(st.code(), StatusCode::kDataLoss) << st.to_string();
+    EXPECT_NE(st.message().find("rename failed"), std::string::npos) << st.message();
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "out.csv.tmp"));
+  {
+    AtomicOutputFile f((dir_ / "abandoned.csv").string());
+    ASSERT_TRUE(f.open().ok());
+    f.out() << "half";
+    EXPECT_TRUE(std::filesystem::exists(dir_ / "abandoned.csv.tmp"));
+  }  // destroyed without commit(): an error path
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "abandoned.csv.tmp"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "abandoned.csv"));
+  ASSERT_TRUE(write_file_atomic((dir_ / "good.txt").string(), "x").ok());
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "good.txt"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "good.txt.tmp"));
 }
 
 }  // namespace
