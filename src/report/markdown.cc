@@ -101,6 +101,14 @@ std::string coverage_cell(const nlohmann::json& row) {
                      num(c["valid_draws"]), planned(c["draws_planned"]));
 }
 
+// Each string of j["warnings"] (absent or not an array: none) as a quoted warning line.
+void warning_lines(std::string& md, const nlohmann::json& j) {
+  const auto it = j.find("warnings");
+  if (it == j.end() || !it->is_array()) return;
+  for (const auto& w : *it)
+    if (w.is_string()) md += "> **Warning:** " + w.get<std::string>() + "\n\n";
+}
+
 std::string esc(const std::string& s) {
   std::string out;
   for (char c : s) {
@@ -432,8 +440,7 @@ void paired_subjects_section(std::string& md, const nlohmann::json& f) {
                       esc(r.value("outcome", "")), num(r["items"]), num(r["difference"]), num(r["b_count"]),
                       num(r["c_count"]), num(r["undetermined"]), num(r["p_value"], 4), num(r["p_holm"], 4));
   md += "\n";
-  for (const auto& w : f.value("warnings", nlohmann::json::array()))
-    if (w.is_string()) md += "> **Warning:** " + w.get<std::string>() + "\n\n";
+  warning_lines(md, f);
 }
 
 void floor_section(std::string& md, const nlohmann::json& f) {
@@ -455,8 +462,7 @@ void majority_floor_section(std::string& md, const nlohmann::json& f) {
         "among the comparisons whose two votes were both determined; *ties excluded* counts the rest, of every "
         "possible comparison. A large share makes the floor optimistic: it is measured only where both vote sets "
         "agreed internally.\n\n";
-  if (f.contains("warnings"))
-    for (const auto& w : f["warnings"]) md += "> **Warning:** " + w.get<std::string>() + "\n\n";
+  warning_lines(md, f);
   floor_table(md, f["rows"], true);
   md += "\n";
 }
@@ -566,8 +572,7 @@ std::string render_markdown(const nlohmann::json& results) {
     }
     md += "\n\n";
   }
-  for (const auto& w : results.value("warnings", nlohmann::json::array()))
-    if (w.is_string()) md += "> **Warning:** " + w.get<std::string>() + "\n\n";
+  warning_lines(md, results);
   md += render_summary_markdown(results);
 
   const bool has_draws = results.contains("draws") && !results["draws"]["rows"].empty();
