@@ -3,7 +3,8 @@
 zero-latency `noisefloor serve-sim`, in one run (issue 14 item 5).
 
     NOISEFLOOR_DATA=../shared/data /usr/bin/python3 bench/run_vs_wrk.py build/ci/noisefloor \
-        [--draws 10000] [--concurrency 16] [--seconds 5] [--repeat 1]
+        [--draws 10000] [--concurrency 16] [--seconds 5] [--repeat 1] \
+        [--curl-floor build/ci/bench/curl_floor_bench]
 
 1. starts `noisefloor serve-sim --port 0` (one server for both clients);
 2. `wrk -t2 -c<concurrency> -d<seconds>s` POSTs the request noisefloor sends for its first
@@ -14,6 +15,9 @@ zero-latency `noisefloor serve-sim`, in one run (issue 14 item 5).
    whole process (start, plan, requests, parsing, group-committed store writes) and the
    client's CPU (user + system from wait4) per draw, and that less the start-up's CPU
    (the --max-draws 0 run) spread over the draws.
+4. with --curl-floor, between the two: `curl_floor_bench` (bench/curl_floor_bench.cc), bare
+   libcurl multi on 2 threads posting the same body on kept-alive connections, the reply
+   thrown away: what the HTTP library alone costs per request, before any JSON or store.
 Prints the start-up cost (--max-draws 0, wall and CPU), then per pair both rates, noisefloor's share of
 wrk's, the client CPU per request / draw, the server's CPU per request / draw (from
 /proc/PID/stat) and the load average (1 min) at the start of each measurement; --repeat N
@@ -40,6 +44,7 @@ def main():
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--seconds", type=int, default=5)
     ap.add_argument("--repeat", type=int, default=1, help="wrk / noisefloor pairs, interleaved")
+    ap.add_argument("--curl-floor", help="path of bench/curl_floor_bench: also time bare libcurl per pair")
     args = ap.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("wrk not found: apt-get install wrk")
@@ -151,18 +156,39 @@ analyses:
         with open(lua, "w") as f:
             f.write('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n'
                     f"wrk.body = {json.dumps(body)}\n")
+        body_file = os.path.join(work, "body.json")
+        with open(body_file, "w") as f:
+            f.write(body)
+
+        def run_curl_floor():
+            load = os.getloadavg()[0]
+            srv0 = server_cpu_s()
+            n = max(draws, 20000)
+            out = subprocess.run([os.path.abspath(args.curl_floor), "--url", base + "/chat/completions", "--body",
+                                  body_file, "--requests", str(n), "--concurrency", str(args.concurrency),
+                                  "--threads", "2"], capture_output=True, text=True)
+            if out.returncode != 0:
+                sys.exit(f"curl_floor_bench failed:\n{out.stdout}{out.stderr}")
+            rate = float(re.search(r"= (\d+) requests/s", out.stdout).group(1))
+            cpu = float(re.search(r"([\d.]+) us CPU per request", out.stdout).group(1))
+            return rate, cpu, (server_cpu_s() - srv0) / n * 1e6, load
 
         # wrk, noisefloor, wrk, noisefloor ...: interleaved so that both see the same
         # background load; the share is taken per pair and the median pair is reported.
         pairs = []
         for k in range(args.repeat):
             w = run_wrk()
+            c = run_curl_floor() if args.curl_floor else None
             n = run_nf(k)
             pairs.append((w, n))
             (wrk_rps, wload, wrk_cpu, wrk_srv), (nf_rate, wall, ru, nload, nf_srv) = w, n
             cpu_us = (ru.ru_utime + ru.ru_stime) / draws * 1e6
             print(f"[{k + 1}/{args.repeat}] wrk (-c{args.concurrency}, {args.seconds} s)       : {wrk_rps:9.0f} requests/s"
                   f" ({wrk_cpu:.1f} us wrk CPU, {wrk_srv:.1f} us server CPU per request)   (load average {wload:.2f})")
+            if c:
+                print(f"[{k + 1}/{args.repeat}] bare libcurl multi (2 loops)    : {c[0]:9.0f} requests/s ({c[1]:.1f} us "
+                      f"client CPU, {c[2]:.1f} us server CPU per request; {100 * c[0] / wrk_rps:.1f} % of wrk)"
+                      f"   (load average {c[3]:.2f})")
             print(f"[{k + 1}/{args.repeat}] noisefloor run (concurrency {args.concurrency}): {nf_rate:9.0f} draws/s end to "
                   f"end ({draws} draws, each stored once, no API error, {wall:.2f} s, store included)   (load average {nload:.2f})")
             print(f"[{k + 1}/{args.repeat}] client CPU per draw             : {cpu_us:9.1f} us (user "
