@@ -17,7 +17,8 @@ zero-latency `noisefloor serve-sim`, in one run (issue 14 item 5).
    (the --max-draws 0 run) spread over the draws.
 4. with --curl-floor, between the two: `curl_floor_bench` (bench/curl_floor_bench.cc), bare
    libcurl multi on 2 threads posting the same body on kept-alive connections, the reply
-   thrown away: what the HTTP library alone costs per request, before any JSON or store.
+   thrown away, once with curl_multi_perform + curl_multi_poll (run's loop) and once with
+   curl_multi_socket_action on epoll: what the HTTP library alone costs per request, before any JSON or store.
 Prints the start-up cost (--max-draws 0, wall and CPU), then per pair both rates, noisefloor's share of
 wrk's, the client CPU per request / draw, the server's CPU per request / draw (from
 /proc/PID/stat) and the load average (1 min) at the start of each measurement; --repeat N
@@ -164,14 +165,18 @@ analyses:
             load = os.getloadavg()[0]
             srv0 = server_cpu_s()
             n = max(draws, 20000)
-            out = subprocess.run([os.path.abspath(args.curl_floor), "--url", base + "/chat/completions", "--body",
+            rows = []
+            for api in ("poll", "socket"):
+                out = subprocess.run([os.path.abspath(args.curl_floor), "--url", base + "/chat/completions", "--body",
                                   body_file, "--requests", str(n), "--concurrency", str(args.concurrency),
-                                  "--threads", "2"], capture_output=True, text=True)
-            if out.returncode != 0:
-                sys.exit(f"curl_floor_bench failed:\n{out.stdout}{out.stderr}")
-            rate = float(re.search(r"= (\d+) requests/s", out.stdout).group(1))
-            cpu = float(re.search(r"([\d.]+) us CPU per request", out.stdout).group(1))
-            return rate, cpu, (server_cpu_s() - srv0) / n * 1e6, load
+                                  "--threads", "2", "--api", api], capture_output=True, text=True)
+                if out.returncode != 0:
+                    sys.exit(f"curl_floor_bench failed:\n{out.stdout}{out.stderr}")
+                rate = float(re.search(r"= (\d+) requests/s", out.stdout).group(1))
+                cpu = float(re.search(r"([\d.]+) us CPU per request", out.stdout).group(1))
+                rows.append((api, rate, cpu, (server_cpu_s() - srv0) / n * 1e6, load))
+                srv0, load = server_cpu_s(), os.getloadavg()[0]
+            return rows
 
         # wrk, noisefloor, wrk, noisefloor ...: interleaved so that both see the same
         # background load; the share is taken per pair and the median pair is reported.
@@ -185,10 +190,10 @@ analyses:
             cpu_us = (ru.ru_utime + ru.ru_stime) / draws * 1e6
             print(f"[{k + 1}/{args.repeat}] wrk (-c{args.concurrency}, {args.seconds} s)       : {wrk_rps:9.0f} requests/s"
                   f" ({wrk_cpu:.1f} us wrk CPU, {wrk_srv:.1f} us server CPU per request)   (load average {wload:.2f})")
-            if c:
-                print(f"[{k + 1}/{args.repeat}] bare libcurl multi (2 loops)    : {c[0]:9.0f} requests/s ({c[1]:.1f} us "
-                      f"client CPU, {c[2]:.1f} us server CPU per request; {100 * c[0] / wrk_rps:.1f} % of wrk)"
-                      f"   (load average {c[3]:.2f})")
+            for api, rate, cpu, srv, cload in c or []:
+                print(f"[{k + 1}/{args.repeat}] bare libcurl multi ({api:6s})   : {rate:9.0f} requests/s ({cpu:.1f} us "
+                      f"client CPU, {srv:.1f} us server CPU per request; {100 * rate / wrk_rps:.1f} % of wrk)"
+                      f"   (load average {cload:.2f})")
             print(f"[{k + 1}/{args.repeat}] noisefloor run (concurrency {args.concurrency}): {nf_rate:9.0f} draws/s end to "
                   f"end ({draws} draws, each stored once, no API error, {wall:.2f} s, store included)   (load average {nload:.2f})")
             print(f"[{k + 1}/{args.repeat}] client CPU per draw             : {cpu_us:9.1f} us (user "
