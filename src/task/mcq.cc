@@ -221,6 +221,30 @@ std::optional<Token> read_letter(std::string_view t, size_t p, bool always_wrapp
   return Token{upper(c), next};
 }
 
+// Words that may stand between a list's joiner and its next member ("A; also B", "A or
+// maybe C", "A (or possibly C)"). Skips them (and the spaces and commas between) from
+// `p`; sets *any when at least one was skipped. A word must end at a non-alphanumeric
+// character ("order", "also-ran" are not skipped).
+size_t skip_hedges(std::string_view t, size_t p, bool* any = nullptr) {
+  static constexpr std::array<std::string_view, 9> kHedges = {"and/or", "alternatively", "possibly", "perhaps",
+                                                              "probably",  "maybe",         "also",     "and",
+                                                              "or"};
+  for (;;) {
+    const size_t q = skip_space(t, p);
+    bool hit = false;
+    for (std::string_view w : kHedges) {
+      if (q + w.size() > t.size() || lowercase(t.substr(q, w.size())) != w) continue;
+      const size_t after = q + w.size();
+      if (after < t.size() && (is_alnum(t[after]) || t[after] == '-')) continue;
+      p = after < t.size() && t[after] == ',' ? after + 1 : after;  // "also, B"
+      hit = true;
+      if (any != nullptr) *any = true;
+      break;
+    }
+    if (!hit) return p;
+  }
+}
+
 // True if another option letter is listed after the letter that ended at `end`: "A or B",
 // "A and B", "A and/or B", "A/B", "A, B", "A & B", "A + B", "A, C and D", "(A), (C)". A
 // reply that commits to several options (or to an alternative) is not a single answer
@@ -232,6 +256,12 @@ std::optional<Token> read_letter(std::string_view t, size_t p, bool always_wrapp
 bool followed_by_alternative(std::string_view t, size_t end) {
   size_t p = end;
   while (p < t.size() && one_of(t[p], kClosers)) ++p;
+  // An aside naming another option: "A (or maybe C)", "A [possibly B]" (tester s11 finding 1).
+  if (const size_t q = skip_space(t, p); q < t.size() && (t[q] == '(' || t[q] == '[')) {
+    bool hedged = false;
+    const size_t r = skip_hedges(t, q + 1, &hedged);
+    if (hedged && read_letter(t, r).has_value()) return true;
+  }
   bool joined = false;
   if (const size_t q = skip_space(t, p); q < t.size() && one_of(t[q], ",/&+;")) {
     joined = true;
@@ -247,10 +277,20 @@ bool followed_by_alternative(std::string_view t, size_t end) {
     if (p + w.size() <= t.size() && lowercase(t.substr(p, w.size())) == w) {
       const size_t after = p + w.size();
       if (skip_space(t, after) == t.size()) return true;  // "D and <end>": unfinished
-      if (is_space(t[after])) return read_letter(t, after).has_value();
+      if (is_space(t[after])) {
+        const size_t r = skip_hedges(t, after);  // "A or maybe C", "A and also B"
+        if (r == t.size()) return true;           // "D and also <end>": unfinished
+        return read_letter(t, r).has_value();
+      }
     }
   }
   if (!joined) return false;
+  // After a joiner, hedging words may come before the next member: "A; also B",
+  // "A, or possibly C", "A, maybe D" (tester s11 finding 1). A joiner followed only by
+  // them is unfinished ("A; also <end>").
+  bool hedged = false;
+  p = skip_hedges(t, p, &hedged);
+  if (hedged && p == t.size()) return true;
   // A bare lower-case letter after a comma is a word ("A, a classic sign"); a listed
   // option is upper-case or wrapped.
   const auto next = read_letter(t, p);
@@ -289,6 +329,7 @@ bool joins_as_list(std::string_view gap) {
 // content if there is no tag. Linear: opening and closing tags are paired in one pass.
 struct AnswerTags {
   std::optional<std::string_view> last, joined_before;
+  size_t last_end = 0;  // just past the last complete tag's "</answer>"
 };
 AnswerTags last_answer_tag(std::string_view t, const std::string& lo) {
   constexpr std::string_view kOpen = "<answer>";
@@ -307,10 +348,33 @@ AnswerTags last_answer_tag(std::string_view t, const std::string& lo) {
       out.joined_before = joined ? out.last : std::nullopt;
       out.last = t.substr(open_end, p - open_end);
       last_close_end = p + kClose.size();
+      out.last_end = last_close_end;
       open_end = std::string::npos;
     }
   }
   return out;
+}
+
+// True if `rest`, the text after the last complete answer tag, goes on to a second answer
+// that was cut off: a list joiner (',', '/', '&', '+', ';', "or", "and", hedging words)
+// and then nothing ("<answer>A</answer> and"), or an answer tag opened and never closed at
+// the end of the reply ("<answer>A</answer> and also <ans", "<answer>A</answer> or
+// <answer>B": a reply truncated by max_tokens; tester s11 finding 1).
+bool second_answer_cut_off(std::string_view rest) {
+  size_t p = skip_space(rest, 0);
+  bool joined = false;
+  if (p < rest.size() && one_of(rest[p], ",/&+;")) {
+    joined = true;
+    ++p;
+  }
+  p = skip_hedges(rest, p, &joined);
+  std::string tail = lowercase(rest.substr(skip_space(rest, p)));
+  while (!tail.empty() && is_space(tail.back())) tail.pop_back();
+  if (tail.empty()) return joined;
+  constexpr std::string_view kOpen = "<answer>";
+  if (tail.size() < kOpen.size()) return kOpen.substr(0, tail.size()) == tail;  // "<ans"
+  return tail.compare(0, kOpen.size(), kOpen) == 0 && tail.find('<', kOpen.size()) == std::string::npos &&
+         tail.size() <= kOpen.size() + 64;  // "<answer>B" with no close: cut inside it
 }
 
 // Explicit statements "answer is X", "answer: X", "Answer - (X)", "final answer: **X**",
@@ -587,6 +651,7 @@ std::optional<std::string> extract_choice(std::string_view text, const std::vect
   if (const AnswerTags tags = last_answer_tag(text, lo); tags.last) {
     const auto c = tag_letter(*tags.last);
     if (c && tags.joined_before && tag_letter(*tags.joined_before) != c) return std::nullopt;
+    if (c && second_answer_cut_off(text.substr(tags.last_end))) return std::nullopt;
     return out(c);
   }
   // 2. \boxed{X}: the last one decides (content looked for within 64 bytes); two joined

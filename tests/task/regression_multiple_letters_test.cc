@@ -120,3 +120,49 @@ TEST(RegressionMultipleLetters, JoinedAnswerTagsOfOptionTextAreNotAnAnswer) {
 
 }  // namespace
 }  // namespace nf
+
+// Tester s11 finding 1: an aside naming another option ("A (or maybe C)"), a hedged list
+// member after a joiner ("A; also B"), and a second answer tag cut off by max_tokens
+// ("<answer>A</answer> and also <ans") were scored as A.
+namespace nf {
+namespace {
+
+TEST(RegressionMultipleLetters, HedgedAlternativesAndCutOffSecondTagsAreNotAnAnswer) {
+  for (const char* reply :
+       {"ANSWER: A (or maybe C)", "ANSWER: A; also B", "ANSWER: A [possibly B]", "The answer is A, or possibly C",
+        "Answer: B, maybe D", "ANSWER: A or maybe C", "ANSWER: D and also B", "ANSWER: D and also", "ANSWER: A; also",
+        "<answer>A</answer> and also <ans", "<answer>A</answer> or <answer>B", "<answer>A</answer>, <",
+        "<answer>A</answer> and", "<answer>A</answer> or maybe"}) {
+    EXPECT_EQ(extract_choice(reply, kAD), std::nullopt) << reply;
+  }
+  // Still one answer: prose after it, a parenthetical that names no other option, a new
+  // sentence, hedge-like words that are not hedges, a complete tag followed by prose.
+  EXPECT_EQ(extract_choice("ANSWER: A (the most likely)", kAD), "A");
+  EXPECT_EQ(extract_choice("ANSWER: A (also called the first option)", kAD), "A");
+  EXPECT_EQ(extract_choice("Answer: B, also known as the classic sign", kAD), "B");
+  EXPECT_EQ(extract_choice("The answer is B. Also, C is wrong because ...", kAD), "B");
+  EXPECT_EQ(extract_choice("The answer is C; order matters", kAD), "C");
+  EXPECT_EQ(extract_choice("<answer>A</answer> because the rash fits.", kAD), "A");
+  EXPECT_EQ(extract_choice("<answer>A</answer>", kAD), "A");
+  EXPECT_EQ(extract_choice("<answer>A</answer> Wait, that is wrong. <answer>B</answer>", kAD), "B");
+}
+
+TEST(RegressionMultipleLetters, CutOffSecondTagUnderMaxTokensSaysTruncated) {
+  RenderedMcq item;
+  item.item_id = "q1";
+  item.question = "Which?";
+  for (const char* l : {"A", "B", "C", "D"}) item.options.push_back({l, std::string("option ") + l});
+  item.answer = "A";
+  item.source_index = {0, 1, 2, 3};
+  ChatResponse r;
+  r.kind = ResponseKind::kOk;
+  r.content = "<answer>A</answer> and also <ans";
+  r.finish_reason = "length";
+  const McqScore s = score_mcq(item, r);
+  EXPECT_EQ(s.status, DrawStatus::kParseError);
+  EXPECT_TRUE(s.outcomes.empty());
+  EXPECT_NE(s.error.find("truncated"), std::string::npos) << s.error;
+}
+
+}  // namespace
+}  // namespace nf
