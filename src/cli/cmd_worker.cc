@@ -36,7 +36,9 @@ int cmd_worker(int argc, char** argv) {
                  "claimable again this long after its last renewal")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  app.add_option("--worker-id", o.worker_id, "name of this worker in the leases (default: hostname:pid:random)");
+  app.add_option("--worker-id", o.worker_id,
+                 "name of this worker in the leases (default: hostname:pid:random); one running process per id: a "
+                 "worker started with an id releases the leases an earlier process of that id left");
   app.add_flag("--no-cache", no_cache, "do not look up the response cache");
   app.add_flag("--quiet", quiet, "no progress lines");
   try {

@@ -76,6 +76,13 @@ Result<WorkerSummary> run_worker(const Study& study, Store& store, const WorkerO
     for (const auto& p : plan) keys.push_back(p.key);
     NF_RETURN_IF_ERROR(store.plan_draw_keys(keys));
   }
+  // A worker id names one running process. Leases still held under this id belong to an
+  // earlier process of the same id (SIGKILLed, or its machine lost), which will never
+  // finish or renew them; this worker would otherwise renew them itself (same owner) and
+  // then wait for them forever (tester s11 finding 8). End them so they return to the pool.
+  if (Status released = store.renew_leases(sum.worker_id, 0); !released.ok())
+    return released.with_context(fmt::format("worker {}: releasing the leases an earlier process of this worker id "
+                                             "left", sum.worker_id));
   int threads = options.threads;
   if (threads <= 0) {
     threads = 1;

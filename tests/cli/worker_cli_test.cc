@@ -2,6 +2,7 @@
 // worker processes, two SIGKILLed mid-run and restarted, store every planned draw exactly
 // once, and the analysis equals the same study run by one `run` process on SQLite.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <chrono>
 #include <csignal>
@@ -98,6 +99,44 @@ TEST(WorkerCli, AWorkerStoppedByADownServerReleasesItsUnfinishedLeases) {
   EXPECT_EQ(schema.query("SELECT count(*) FROM planned_draws WHERE lease_until >= now()"), "0")
       << "leases of unrun draws survived the stop";
   EXPECT_NE(r.err.find("stopped early"), std::string::npos) << r.err;
+}
+
+// Tester s11 finding 8: a worker restarted with the same --worker-id after a SIGKILL renewed
+// the dead process's leases (same owner) and then waited for them forever.
+TEST(WorkerCli, AWorkerRestartedUnderTheSameIdTakesOverItsEarlierLeases) {
+  NF_SKIP_WITHOUT_PG();
+  TempDir d;
+  testing::PgSchema schema;
+  testing::write_text(d / "study.yaml", study_yaml(1, /*majority_floor=*/false));
+  CmdResult first = run_cli("worker " + d / "study.yaml" + " --store '" + schema.url() + "' --quiet", d.path());
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  // What a SIGKILLed worker "box1" leaves: five planned draws leased for an hour, not done.
+  schema.query("DELETE FROM draws d USING (SELECT subject, item, condition, config, replicate FROM planned_draws "
+               "ORDER BY id LIMIT 5) p WHERE (d.subject, d.item, d.condition, d.config, d.replicate) = "
+               "(p.subject, p.item, p.condition, p.config, p.replicate)");
+  ASSERT_EQ(schema.query("SELECT count(*) FROM draws"), std::to_string(24 * 4 * 2 - 5));
+  schema.query("UPDATE planned_draws SET done = false, lease_owner = 'box1', lease_until = now() + interval '1 hour' "
+               "WHERE id IN (SELECT id FROM planned_draws ORDER BY id LIMIT 5)");
+  ASSERT_EQ(worker_test::done_count(schema), 24 * 4 * 2 - 5);
+  testing::Child w = testing::spawn(
+      {"worker", d / "study.yaml", "--store", schema.url(), "--quiet", "--worker-id", "box1", "--lease-seconds", "30"},
+      d / "w.err");
+  int status = 0;
+  pid_t done = 0;
+  for (int i = 0; i < 600 && done == 0; ++i) {  // 60 s; the old code waited forever
+    done = waitpid(w.pid, &status, WNOHANG);
+    if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (done == 0) {
+    testing::kill_and_wait(w, SIGKILL);
+    FAIL() << "the restarted worker did not finish within 60 s: " << testing::slurp(d / "w.err");
+  }
+  w.pid = -1;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << testing::slurp(d / "w.err");
+  EXPECT_EQ(worker_test::done_count(schema), 24 * 4 * 2);
+  auto store = Store::open(schema.url());
+  ASSERT_TRUE(store.ok());
+  EXPECT_EQ(*(*store)->draw_count(), 24 * 4 * 2);
 }
 
 TEST(WorkerCli, PostgresqlStoreTakesRunAndImportDraws) {
