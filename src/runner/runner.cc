@@ -102,6 +102,19 @@ Result<std::unique_ptr<Backend>> make_backend(const SubjectSpec& subject, const 
 
 namespace {
 
+// True if a draw's error says the server answered and refused the request itself (e.g. a
+// prompt longer than its context): "HTTP 4xx: ..." (backend/http.cc) other than 408 and
+// 429, also behind a multi-turn task's "turn N: " prefix (task/fhir_agent_task.cc; tester
+// s11 finding 5).
+bool server_refused_request(std::string_view error) {
+  if (error.rfind("turn ", 0) == 0) {
+    size_t p = 5;
+    while (p < error.size() && error[p] >= '0' && error[p] <= '9') ++p;
+    if (p > 5 && error.substr(p, 2) == ": ") error.remove_prefix(p + 2);
+  }
+  return error.rfind("HTTP 4", 0) == 0 && error.rfind("HTTP 408", 0) != 0 && error.rfind("HTTP 429", 0) != 0;
+}
+
 nlohmann::json subject_to_json(const SubjectSpec& sub) {
   return {{"name", sub.name},
           {"provider", sub.provider},
@@ -376,10 +389,7 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
       case DrawStatus::kApiError:
         ++sum.api_error;
         if (sum.first_api_error.empty()) sum.first_api_error = d.error;
-        // "HTTP 4xx: ..." (backend/http.cc) other than 408 and 429: the server answered and
-        // refused the request itself (e.g. a prompt longer than its context).
-        if (d.error.rfind("HTTP 4", 0) == 0 && d.error.rfind("HTTP 408", 0) != 0 && d.error.rfind("HTTP 429", 0) != 0)
-          ++sum.api_error_refused_request;
+        if (server_refused_request(d.error)) ++sum.api_error_refused_request;
         break;
       case DrawStatus::kRefused: ++sum.refused; break;
     }

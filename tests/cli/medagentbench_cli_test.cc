@@ -2,9 +2,12 @@
 // binary: the shipped example, resume after SIGKILL, the agent behind serve-sim over HTTP,
 // and the record server behind serve-fhir as an external fhir_base.
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <signal.h>
 
+#include <chrono>
 #include <map>
+#include <thread>
 #include <nlohmann/json.hpp>
 
 #include "common/process.h"
@@ -162,6 +165,37 @@ TEST(MedAgentBenchCli, ServeFhirAsAnExternalFhirBase) {
   ASSERT_GE(t.size(), 2u);
   EXPECT_EQ(t[0]["status"], 200);
   EXPECT_NE(t[0]["response"].get<std::string>().find("3.9"), std::string::npos) << "the latest K over HTTP";
+}
+
+}  // namespace
+}  // namespace nf
+
+// Tester s11 finding 5: the HTTP 4xx-for-every-request rule (session 9 finding 22.1) missed
+// the multi-turn agent, whose errors read "turn 0: HTTP 400: ...": a server refusing every
+// request as longer than its context ended "backend unavailable", exit 3, not input (2).
+namespace nf {
+namespace {
+
+TEST(MedAgentBenchCli, EveryRequestRefusedWithHttp400IsInputNotAnOutage) {
+  httplib::Server server;
+  server.Post("/v1/chat/completions", [](const httplib::Request&, httplib::Response& res) {
+    res.status = 400;
+    res.set_content(R"({"error":{"code":400,"message":"request (3201 tokens) exceeds the available context size"}})",
+                    "application/json");
+  });
+  const int port = server.bind_to_any_port("127.0.0.1");
+  std::thread t([&] { server.listen_after_bind(); });
+  while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  TempDir d;
+  const std::string subject = "  - name: m\n    backend: openai\n    base_url: http://127.0.0.1:" + std::to_string(port) +
+                              "/v1\n    model: m\n    max_retries: 0\n";
+  testing::write_text(d / "ctx.yaml", study("ctx", subject, 1, 1));
+  const CmdResult r = run_cli("run " + d / "ctx.yaml" + " --quiet --no-cache --store " + d / "ctx.sqlite", d.path());
+  server.stop();
+  t.join();
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("the server refused every request (first: turn 0: HTTP 400: "), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("backend unavailable"), std::string::npos) << r.err;
 }
 
 }  // namespace
