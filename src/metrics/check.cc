@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "stats/proportion.h"
 #include "util/strings.h"
 
 namespace nf {
@@ -27,6 +28,39 @@ std::string fmt_num(double x) { return fmt::format("{:.4g}", x); }
 bool number(const nlohmann::json& j, const char* key, double* out) {
   if (!j.is_object() || !j.contains(key) || !j[key].is_number()) return false;
   *out = j[key].get<double>();
+  return true;
+}
+
+// A floor's upper bound for a gate (tester s11 finding 6: a flip rate of 1/12 "cleared" a
+// floor of 0/18 from 3 vignettes, an accuracy difference of one item in ten "cleared" two
+// 0/100 floors). The interval's upper end, unless its bootstrap resamples were all equal
+// (`degenerate`, or ci_low == ci_high): [0, 0] from a few items is not a certainty. Then:
+// - a floor of 0 (no replicate pair of any item disagreed): the Wilson score upper bound
+//   (row's level, else 95%) on the share of the row's `clusters` whose replicates can
+//   disagree at all. A cluster's own floor is at most 1, so the floor is at most that
+//   share; it is the cluster, not the pair, that is the independent unit, so the pairs'
+//   Wilson bound (`exact_interval`, 0.176 for 0/18) would still overstate the certainty;
+// - otherwise the larger of the interval's end and the pairs' Wilson bound (exact_interval.hi).
+// Sets *note to what was used ("" for the plain interval). False when the row has no upper end.
+bool floor_upper_bound(const nlohmann::json& f, double level, double* high, std::string* note) {
+  note->clear();
+  if (!number(f, "ci_high", high)) return false;
+  double low = 0, rate = 0, clusters = 0, wilson = 0;
+  const bool degenerate = f.value("degenerate", false) || (number(f, "ci_low", &low) && low == *high);
+  if (!degenerate) return true;
+  if (number(f, "rate", &rate) && rate == 0 && number(f, "clusters", &clusters) && clusters >= 1) {
+    auto w = stats::wilson(0, static_cast<int64_t>(clusters), level);
+    if (w.ok() && w->high > *high) {
+      *high = w->high;
+      *note = fmt::format("the Wilson bound for 0 of {} clusters varying: the bootstrap interval is degenerate, every "
+                          "resample equal, which is not a certainty", static_cast<int64_t>(clusters));
+    }
+    return true;
+  }
+  if (f.contains("exact_interval") && number(f["exact_interval"], "hi", &wilson) && wilson > *high) {
+    *high = wilson;
+    *note = "the Wilson score bound: the bootstrap interval is degenerate, every resample equal, which is not a certainty";
+  }
   return true;
 }
 
@@ -61,6 +95,18 @@ const nlohmann::json& rows_of(const nlohmann::json& results, const char* analysi
   if (!results.contains("analyses") || !results["analyses"].contains(analysis)) return kEmpty;
   const auto& a = results["analyses"][analysis];
   return a.contains("rows") && a["rows"].is_array() ? a["rows"] : kEmpty;
+}
+
+// The interval level of an analysis's rows (its `bootstrap.level`), 0.95 when not stated.
+double level_of(const nlohmann::json& results, const char* analysis) {
+  double level = 0.95;
+  if (results.contains("analyses") && results["analyses"].contains(analysis)) {
+    const auto& a = results["analyses"][analysis];
+    if (a.contains("bootstrap") && a["bootstrap"].is_object() && number(a["bootstrap"], "level", &level) &&
+        level > 0 && level < 1)
+      return level;
+  }
+  return 0.95;
 }
 
 }  // namespace
@@ -175,14 +221,17 @@ Result<CheckReport> evaluate_checks(const nlohmann::json& results, const std::ve
                    const std::string& detail) { rep.findings.push_back({i, cell_text(f, order), pass, detail}); };
     const std::vector<std::string> kCellOrder{"subject", "config", "condition", "outcome"};
     if (r.kind == "flip_rate_clears_floor") {
+      const double level = level_of(results, "fairness");
       for (const auto& row : rows_of(results, "fairness")) {
         std::map<std::string, double> floor_high;
-        std::set<std::string> degenerate;  // actions whose floor resamples were all equal
+        std::map<std::string, std::string> bound_note;  // action -> what floor_upper_bound used
         if (row.contains("floors"))
           for (const auto& f : row["floors"]) {
-            double h = 0, l = 0;
-            if (number(f, "ci_high", &h)) floor_high[str(f, "action")] = h;
-            if (number(f, "ci_low", &l) && l == h) degenerate.insert(str(f, "action"));
+            double h = 0;
+            if (std::string note; floor_upper_bound(f, level, &h, &note)) {
+              floor_high[str(f, "action")] = h;
+              if (!note.empty()) bound_note[str(f, "action")] = note;
+            }
           }
         for (const auto& fl : row.value("flips", nlohmann::json::array())) {
           if (fl.value("control", false) && !r.include_controls) continue;
@@ -201,21 +250,21 @@ Result<CheckReport> evaluate_checks(const nlohmann::json& results, const std::ve
           add(f, order, pass,
               fmt::format("flip rate{} {} {} floor upper bound {}{}", r.use == "lower" ? " lower bound" : "",
                           fmt_num(rate), pass ? ">" : "<=", fmt_num(fh->second),
-                          degenerate.count(f["action"])
-                              ? "; note: the floor interval is degenerate (every bootstrap resample equal), not a "
-                                "certainty"
-                              : ""));
+                          bound_note.count(f["action"]) ? " (" + bound_note[f["action"]] + ")" : std::string()));
         }
       }
     } else if (r.kind == "accuracy_difference_clears_floor") {
       std::map<std::string, double> floor_high;  // subject|config|condition|outcome -> ci_high
-      std::set<std::string> degenerate;          // ... whose bootstrap resamples were all equal
+      std::map<std::string, std::string> bound_note;  // ... -> what floor_upper_bound used
+      const double level = level_of(results, "floor");
       for (const auto& row : rows_of(results, "floor")) {
-        double h = 0, l = 0;
+        double h = 0;
         const std::string key = str(row, "subject") + "|" + str(row, "config") + "|" + str(row, "condition") + "|" +
                                 str(row, "outcome");
-        if (number(row, "ci_high", &h)) floor_high[key] = h;
-        if (number(row, "ci_low", &l) && l == h) degenerate.insert(key);
+        if (std::string note; floor_upper_bound(row, level, &h, &note)) {
+          floor_high[key] = h;
+          if (!note.empty()) bound_note[key] = note;
+        }
       }
       for (const auto& row : rows_of(results, "paired_subjects")) {
         std::map<std::string, std::string> f{{"a", str(row, "a")}, {"b", str(row, "b")},
@@ -236,10 +285,9 @@ Result<CheckReport> evaluate_checks(const nlohmann::json& results, const std::ve
             fmt::format("|accuracy difference| {} {} larger floor upper bound {} ({} {}, {} {}){}",
                         fmt_num(std::fabs(diff)), pass ? ">" : "<=", fmt_num(bound), f["a"], fmt_num(ha->second),
                         f["b"], fmt_num(hb->second),
-                        degenerate.count(f["a"] + tail) || degenerate.count(f["b"] + tail)
-                            ? "; note: a floor interval is degenerate (every bootstrap resample equal), not a "
-                              "certainty"
-                            : ""));
+                        bound_note.count(f["a"] + tail)   ? "; " + f["a"] + ": " + bound_note[f["a"] + tail]
+                        : bound_note.count(f["b"] + tail) ? "; " + f["b"] + ": " + bound_note[f["b"] + tail]
+                                                          : std::string()));
       }
     } else if (r.kind == "max_pooled_floor") {
       for (const auto& row : rows_of(results, "floor")) {

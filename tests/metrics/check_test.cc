@@ -123,5 +123,48 @@ TEST(Check, BadRulesNameFileLineAndKey) {
   expect_error("rules: [\n", "malformed YAML");
 }
 
+// Tester s11 finding 6: a degenerate floor interval [0, 0] (every bootstrap resample equal,
+// no item ever varied) is not a certainty; the gate's bound is then the Wilson score upper
+// bound on the share of clusters that could vary (0 of n): 0.5615 for 3 clusters,
+// 0.2775 for 10, 0.0370 for 100 at 95% (z^2 / (n + z^2), z = 1.95996).
+TEST(Check, ADegenerateZeroFloorIsBoundedByWilsonOverItsClusters) {
+  auto results = [](int clusters) {
+    nlohmann::json floor = {{"action", "cs"}, {"rate", 0.0}, {"ci_low", 0.0}, {"ci_high", 0.0}, {"degenerate", true},
+                            {"clusters", clusters}, {"exact_interval", {{"hi", 0.176}}}};
+    return nlohmann::json{
+        {"analyses",
+         {{"fairness",
+           {{"bootstrap", {{"level", 0.95}}},
+            {"rows",
+             {{{"subject", "m"}, {"config", "default"}, {"vignettes", clusters}, {"floors", {floor}},
+               {"flips", {{{"condition", "black"}, {"action", "cs"}, {"control", false}, {"flip_rate", 1.0 / 12}}}}}}}}},
+          {"floor",
+           {{"rows",
+             {{{"subject", "a"}, {"config", "c"}, {"condition", "t"}, {"outcome", "match"}, {"rate", 0.0}, {"ci_low", 0.0},
+               {"ci_high", 0.0}, {"clusters", clusters}},
+              {{"subject", "b"}, {"config", "c"}, {"condition", "t"}, {"outcome", "match"}, {"rate", 0.0}, {"ci_low", 0.0},
+               {"ci_high", 0.0}, {"clusters", clusters}}}}}},
+          {"paired_subjects",
+           {{"rows",
+             {{{"a", "a"}, {"b", "b"}, {"config", "c"}, {"condition", "t"}, {"outcome", "match"}, {"difference", 0.1}}}}}}}}};
+  };
+  for (const auto& [clusters, passes] : std::vector<std::pair<int, bool>>{{3, false}, {10, false}, {100, true}}) {
+    auto flip = evaluate_checks(results(clusters), parse("- rule: flip_rate_clears_floor\n"));
+    ASSERT_TRUE(flip.ok()) << flip.status().message();
+    ASSERT_EQ(flip->findings.size(), 1u);
+    EXPECT_EQ(flip->findings[0].passed, clusters == 100) << flip->findings[0].detail;  // 0.0833 vs 0.5615 / 0.2775 / 0.0370
+    EXPECT_NE(flip->findings[0].detail.find("the Wilson bound for 0 of " + std::to_string(clusters) + " clusters"),
+              std::string::npos)
+        << flip->findings[0].detail;
+    auto acc = evaluate_checks(results(clusters), parse("- rule: accuracy_difference_clears_floor\n"));
+    ASSERT_TRUE(acc.ok()) << acc.status().message();
+    ASSERT_EQ(acc->findings.size(), 1u);
+    EXPECT_EQ(acc->findings[0].passed, passes) << acc->findings[0].detail;  // 0.1 vs the same bounds
+  }
+  auto three = evaluate_checks(results(3), parse("- rule: flip_rate_clears_floor\n"));
+  ASSERT_TRUE(three.ok());
+  EXPECT_NE(three->findings[0].detail.find("floor upper bound 0.5615"), std::string::npos) << three->findings[0].detail;
+}
+
 }  // namespace
 }  // namespace nf
