@@ -3,6 +3,8 @@
 #include <map>
 #include <tuple>
 
+#include <fmt/format.h>
+
 #include "stats/paired.h"
 #include "stats/proportion.h"
 
@@ -30,9 +32,11 @@ Result<std::vector<McqRobustnessRow>> compute_mcq_robustness(const std::vector<O
       if (it == conds.end()) return Status::Ok();
       int64_t x = 0, n = 0, x_all = 0, n_all = 0;
       int rep_used = -1;
+      std::map<int, int64_t> rep_items;
       for (const auto& [item, reps] : it->second) {
         const auto& [rep, v] = *reps.begin();
         if (rep_used < 0 || rep < rep_used) rep_used = rep;
+        ++rep_items[rep];
         ++n;
         const bool correct = v >= 0.5;
         if (count_wrong ? !correct : correct) ++x;
@@ -50,6 +54,7 @@ Result<std::vector<McqRobustnessRow>> compute_mcq_robustness(const std::vector<O
       row.ci_low = w.low;
       row.ci_high = w.high;
       row.replicate = rep_used;
+      row.replicate_items = std::move(rep_items);
       row.x_all = x_all;
       row.n_all = n_all;
       out.push_back(row);
@@ -60,8 +65,9 @@ Result<std::vector<McqRobustnessRow>> compute_mcq_robustness(const std::vector<O
     auto none = conds.find("none");
     auto shuf = conds.find("shuffle");
     if (none != conds.end() && shuf != conds.end()) {
-      int64_t b = 0, c = 0, n = 0;
+      int64_t b = 0, c = 0, n = 0, none_correct = 0, shuffle_correct = 0;
       int rep_used = -1;
+      std::map<int, int64_t> rep_items;
       for (const auto& [item, reps_none] : none->second) {
         auto s = shuf->second.find(item);
         if (s == shuf->second.end()) continue;
@@ -75,9 +81,12 @@ Result<std::vector<McqRobustnessRow>> compute_mcq_robustness(const std::vector<O
         }
         if (rep < 0) continue;
         if (rep_used < 0 || rep < rep_used) rep_used = rep;
+        ++rep_items[rep];
         const bool a = reps_none.at(rep) >= 0.5;
         const bool z = s->second.at(rep) >= 0.5;
         ++n;
+        none_correct += a;
+        shuffle_correct += z;
         if (a && !z) ++b;
         if (!a && z) ++c;
       }
@@ -90,6 +99,9 @@ Result<std::vector<McqRobustnessRow>> compute_mcq_robustness(const std::vector<O
         row.rate = static_cast<double>(b - c) / static_cast<double>(n);
         row.p_value = p;
         row.replicate = rep_used;
+        row.replicate_items = std::move(rep_items);
+        row.none_correct = none_correct;
+        row.shuffle_correct = shuffle_correct;
         out.push_back(row);
       }
     }
@@ -109,6 +121,22 @@ nlohmann::json mcq_robustness_row_to_json(const McqRobustnessRow& r) {
   if (r.c) j["c"] = *r.c;
   if (r.p_value) j["p_value"] = *r.p_value;
   j["replicate"] = r.replicate;
+  // "replicate_note": "0" when every item used replicate 0; "0 for 20 items, 1 for 3, 2 for
+  // 1" when failed draws sent some items to later replicates.
+  nlohmann::json items = nlohmann::json::object();
+  std::string note;
+  for (const auto& [rep, count] : r.replicate_items) {
+    items[std::to_string(rep)] = count;
+    note += fmt::format("{}{} for {} item{}", note.empty() ? "" : ", ", rep, count, count == 1 ? "" : "s");
+  }
+  j["replicate_items"] = items;
+  j["replicate_note"] = r.replicate_items.size() <= 1 ? std::to_string(r.replicate) : note;
+  if (r.none_correct && r.shuffle_correct && r.n && *r.n > 0)
+    j["paired"] = {{"n", *r.n},
+                   {"none_correct", *r.none_correct},
+                   {"shuffle_correct", *r.shuffle_correct},
+                   {"none_rate", static_cast<double>(*r.none_correct) / static_cast<double>(*r.n)},
+                   {"shuffle_rate", static_cast<double>(*r.shuffle_correct) / static_cast<double>(*r.n)}};
   if (r.x_all && r.n_all && *r.n_all > 0)
     j["all_replicates"] = {{"x", *r.x_all},
                            {"n", *r.n_all},

@@ -471,20 +471,27 @@ void mcq_robustness_section(std::string& md, const nlohmann::json& f) {
   md += "Accuracy without and with shuffled options on the same items (exact two-sided McNemar on the "
         "discordant counts b = right then wrong, c = wrong then right), and the inappropriate-confident rate "
         "when the correct answer or the clinical context is removed (" + f.value("source", "") +
-        "). One draw per item and condition, from the replicate in the `replicate` column (the lowest every "
-        "compared condition has), so the exact test stays valid; `all replicates` gives the same rate over every "
-        "ok draw.\n\n"
+        "). One draw per item and condition, from the replicate in the `replicate` column (per item the lowest "
+        "every compared condition answered: an item whose draw failed there uses a later one, and the column "
+        "then says how many items came from each), so the exact test stays valid; the McNemar row's x / n are "
+        "the accuracies as written and shuffled on exactly its pairs; `all replicates` gives the same rate over "
+        "every ok draw.\n\n"
         "| subject | config | metric | replicate | x / n | rate | 95% CI | b | c | p | all replicates |\n"
         "|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : f["rows"]) {
-    const std::string xn = r.contains("x") ? fmt::format("{}/{}", num(r["x"]), num(r["n"]))
-                                           : (r.contains("n") ? fmt::format("n = {}", num(r["n"])) : "");
+    const std::string xn =
+        r.contains("x")        ? fmt::format("{}/{}", num(r["x"]), num(r["n"]))
+        : r.contains("paired") ? fmt::format("{}/{} vs {}/{}", num(r["paired"]["none_correct"]), num(r["n"]),
+                                             num(r["paired"]["shuffle_correct"]), num(r["n"]))
+        : r.contains("n")      ? fmt::format("n = {}", num(r["n"]))
+                               : "";
     const std::string all = r.contains("all_replicates")
                                 ? fmt::format("{}/{} = {}", num(r["all_replicates"]["x"]),
                                               num(r["all_replicates"]["n"]), num(r["all_replicates"]["rate"]))
                                 : "";
     md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", esc(r.value("subject", "")),
-                      esc(r.value("config", "")), r.value("metric", ""), num(r.value("replicate", nlohmann::json())),
+                      esc(r.value("config", "")), r.value("metric", ""),
+                      r.value("replicate_note", num(r.value("replicate", nlohmann::json()))),
                       xn, num(r["rate"]), ci(r), r.contains("b") ? num(r["b"]) : "",
                       r.contains("c") ? num(r["c"]) : "", r.contains("p_value") ? num(r["p_value"], 4) : "", all);
   }

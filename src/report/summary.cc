@@ -166,9 +166,22 @@ void mcq_lines(Book& book, const json& an) {
       if (str(q, "metric") == "accuracy_shuffle") shuffled = &q;
       if (str(q, "metric") == "shuffle_mcnemar") test = &q;
     }
+    // With the paired test, the two accuracies are the test's own pairs (tester s11 finding
+    // 9: per-condition accuracies from other draws than the test's pointed the other way).
+    if (test != nullptr && test->contains("paired") && (*test)["paired"].is_object()) {
+      const json& p = (*test)["paired"];
+      book.at(subject).lines.push_back(fmt::format(
+          "MCQ accuracy at {} on the {} items answered in both conditions (replicate {}): {} = {}/{} as written, {} = "
+          "{}/{} with shuffled options (exact McNemar b = {}, c = {}, p = {}).",
+          config, num(p.value("n", json())), test->value("replicate_note", num(test->value("replicate", json()))),
+          num(p.value("none_rate", json())), num(p.value("none_correct", json())), num(p.value("n", json())),
+          num(p.value("shuffle_rate", json())), num(p.value("shuffle_correct", json())), num(p.value("n", json())),
+          num(test->value("b", json())), num(test->value("c", json())), num(test->value("p_value", json()), 4)));
+      continue;
+    }
     std::string line = fmt::format("MCQ accuracy at {} (replicate {}): {} = {}/{} as written", config,
-                                   num(r.value("replicate", json())), num(at(r, "rate")), num(r.value("x", json())),
-                                   num(r.value("n", json())));
+                                   r.value("replicate_note", num(r.value("replicate", json()))), num(at(r, "rate")),
+                                   num(r.value("x", json())), num(r.value("n", json())));
     if (shuffled != nullptr)
       line += fmt::format(", {} = {}/{} with shuffled options", num(at((*shuffled), "rate")),
                           num(shuffled->value("x", json())), num(shuffled->value("n", json())));

@@ -152,5 +152,44 @@ TEST(McqRobustness, PairsNoneAndShuffleOnTheSameItems) {
   EXPECT_EQ(by.count("inappropriate_remove_context"), 0u);
 }
 
+// Tester s11 finding 9: with a failed draw in replicate 0, the per-condition accuracies came
+// from other draws than the McNemar pairs beside them (and pointed the other way), and
+// "replicate 0" was said of items whose draws came from replicate 1.
+TEST(McqRobustness, TheTestsOwnPairsGiveItsAccuraciesAndMixedReplicatesAreSaid) {
+  std::vector<OutcomeRow> rows;
+  auto add = [&](const char* cond, const char* item, int rep, double v) {
+    rows.push_back({"s", "default", cond, item, item, rep, "correct", v, ""});
+  };
+  add("none", "q1", 0, 1);
+  add("none", "q2", 1, 1);  // q2's replicate 0 under none failed (no outcome row)
+  add("none", "q3", 0, 0);
+  add("shuffle", "q1", 0, 0);
+  add("shuffle", "q2", 0, 0);
+  add("shuffle", "q2", 1, 1);
+  add("shuffle", "q3", 0, 1);
+  auto mr = compute_mcq_robustness(rows);
+  ASSERT_TRUE(mr.ok());
+  std::map<std::string, McqRobustnessRow> by;
+  for (const auto& r : *mr) by[r.metric] = r;
+  // Per condition, the lowest replicate per item: none 2/3 (q2 from replicate 1), shuffle 1/3.
+  EXPECT_EQ(*by["accuracy_none"].x, 2);
+  EXPECT_EQ(*by["accuracy_shuffle"].x, 1);
+  EXPECT_EQ(by["accuracy_none"].replicate_items, (std::map<int, int64_t>{{0, 2}, {1, 1}}));
+  EXPECT_EQ(by["accuracy_shuffle"].replicate_items, (std::map<int, int64_t>{{0, 3}}));
+  // The pairs: q1 (r0: 1, 0), q2 (r1, the lowest both answered: 1, 1), q3 (r0: 0, 1).
+  const McqRobustnessRow& t = by["shuffle_mcnemar"];
+  EXPECT_EQ(*t.n, 3);
+  EXPECT_EQ(*t.b, 1);
+  EXPECT_EQ(*t.c, 1);
+  EXPECT_EQ(*t.none_correct, 2);
+  EXPECT_EQ(*t.shuffle_correct, 2);
+  EXPECT_EQ(t.replicate_items, (std::map<int, int64_t>{{0, 2}, {1, 1}}));
+  const nlohmann::json j = mcq_robustness_row_to_json(t);
+  EXPECT_EQ(j["replicate_note"], "0 for 2 items, 1 for 1 item");
+  EXPECT_EQ(j["paired"]["none_correct"], 2);
+  EXPECT_EQ(j["paired"]["shuffle_correct"], 2);
+  EXPECT_EQ(mcq_robustness_row_to_json(by["accuracy_shuffle"])["replicate_note"], "0");
+}
+
 }  // namespace
 }  // namespace nf

@@ -111,6 +111,29 @@ TEST(Summary, FlagsAndMcqReplicateAreSaid) {
   EXPECT_TRUE(mcq);
 }
 
+// Tester s11 finding 9: beside the paired test, the Summary gives the accuracies of the
+// test's own pairs, and says which replicates they came from.
+TEST(Summary, McqAccuraciesAreTheMcNemarPairs) {
+  json r = results();
+  r["analyses"]["mcq_robustness"]["rows"] = {
+      {{"subject", "s1"}, {"config", "t=0"}, {"metric", "accuracy_none"}, {"x", 6}, {"n", 24}, {"rate", 0.25},
+       {"replicate", 0}, {"replicate_note", "0 for 19 items, 1 for 5 items"}},
+      {{"subject", "s1"}, {"config", "t=0"}, {"metric", "accuracy_shuffle"}, {"x", 6}, {"n", 24}, {"rate", 0.25}},
+      {{"subject", "s1"}, {"config", "t=0"}, {"metric", "shuffle_mcnemar"}, {"n", 23}, {"b", 4}, {"c", 1},
+       {"p_value", 0.375}, {"replicate", 0}, {"replicate_note", "0 for 20 items, 1 for 3 items"},
+       {"paired", {{"n", 23}, {"none_correct", 9}, {"shuffle_correct", 6}, {"none_rate", 9.0 / 23}, {"shuffle_rate", 6.0 / 23}}}}};
+  bool found = false;
+  const auto h = headline(r);
+  for (const auto& l : h[0].lines) {
+    EXPECT_EQ(l.find("6/24"), std::string::npos) << l;
+    if (l.find("MCQ accuracy at t=0 on the 23 items answered in both conditions (replicate 0 for 20 items, 1 for 3 "
+               "items): 0.391 = 9/23 as written, 0.261 = 6/23 with shuffled options (exact McNemar b = 4, c = 1, p = "
+               "0.3750).") != std::string::npos)
+      found = true;
+  }
+  EXPECT_TRUE(found);
+}
+
 TEST(Summary, MarkdownReportOpensWithTheSummary) {
   json r = results();
   r["analyses"].erase("fairness");  // render_markdown needs a complete fairness section
