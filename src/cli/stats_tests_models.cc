@@ -14,7 +14,9 @@
 //    "item_id", "ItemId", "question id"), or, with at least 3 rows, it has a different
 //    non-empty value in every row while another rater column repeats a value.
 //  Counts layout (fleiss --counts): one row per item, one column per category, each cell
-//    the number of raters who chose that category (a non-negative integer).
+//    the number of raters who chose that category (a non-negative integer); an item-id
+//    column and a "cluster" column as in the ratings layout. The bootstrap CI resamples the
+//    items (clusters) exactly as the ratings layout does.
 //  Model layout (anova, logit): one row per observation; --response names the response
 //    column, --factors the categorical columns, --numeric the numeric ones.
 // Bad input exits 2 with "FILE:LINE:COLUMN: message".
@@ -277,9 +279,14 @@ Result<Ratings> read_ratings(const Csv& csv, const std::vector<std::string>& pic
 // is given (each must exist), else every column but the item column (`item_name`, else a
 // leading item/id); one whose header names an id is refused.
 Result<std::vector<int64_t>> read_counts(const Csv& csv, const std::vector<std::string>& declared,
-                                         const std::string& item_name, std::vector<std::string>& categories) {
+                                         const std::string& item_name, std::vector<std::string>& categories,
+                                         std::vector<std::string>& clusters) {
   std::vector<size_t> cols;
   NF_ASSIGN_OR_RETURN(const std::optional<size_t> item_col, item_column(csv, item_name));
+  std::optional<size_t> cluster_col;
+  for (size_t i = 0; i < csv.header.size(); ++i) {
+    if (to_lower(csv.header[i]) == "cluster" && !(item_col && *item_col == i)) cluster_col = i;
+  }
   if (!declared.empty()) {
     for (const auto& name : declared) {
       NF_ASSIGN_OR_RETURN(const size_t c, column_index(csv, name));
@@ -288,7 +295,7 @@ Result<std::vector<int64_t>> read_counts(const Csv& csv, const std::vector<std::
     }
   } else {
     for (size_t i = 0; i < csv.header.size(); ++i) {
-      if (item_col && *item_col == i) continue;
+      if ((item_col && *item_col == i) || (cluster_col && *cluster_col == i)) continue;
       cols.push_back(i);
       categories.push_back(csv.header[i]);
     }
@@ -296,6 +303,8 @@ Result<std::vector<int64_t>> read_counts(const Csv& csv, const std::vector<std::
   }
   std::vector<int64_t> counts;
   for (const auto& row : csv.rows) {
+    if (cluster_col && std::find(cols.begin(), cols.end(), *cluster_col) == cols.end())
+      clusters.push_back(row[*cluster_col].text);
     for (size_t c : cols) {
       const Cell& cell = row[c];
       char* end = nullptr;
@@ -392,7 +401,7 @@ int run_agreement(Coef coef, const std::vector<std::string>& words, bool json) {
     if (!r->ok()) return fail(ci.test, r->status());
   }
   // A resample in each tail of the percentile interval (stats/resample_count.h); warn below 1,000.
-  if (!args->flags.count("counts") && *level > 0.0 && *level < 1.0 && *resamples >= 1 && *resamples <= 1e8) {
+  if (*level > 0.0 && *level < 1.0 && *resamples >= 1 && *resamples <= 1e8) {
     if (Status st = stats::check_resamples(static_cast<int64_t>(*resamples), *level, "--resamples"); !st.ok())
       return fail(ci.test, st);
     if (auto w = stats::resamples_warning(static_cast<int64_t>(*resamples), *level, "--resamples"))
@@ -410,11 +419,25 @@ int run_agreement(Coef coef, const std::vector<std::string>& words, bool json) {
   std::vector<std::string> categories, raters;
   if (args->flags.count("counts")) {
     if (coef != Coef::kFleiss) return fail(ci.test, InvalidArgument("--counts is only for fleiss"));
-    auto counts = read_counts(*csv, *declared, item_name, categories);
+    std::vector<std::string> clusters;
+    auto counts = read_counts(*csv, *declared, item_name, categories, clusters);
     if (!counts.ok()) return fail(ci.test, counts.status());
-    est = stats::fleiss_kappa_counts(*counts, static_cast<int64_t>(categories.size()));
-    ci_note = "no interval with --counts (use the ratings layout for a bootstrap CI)";
+    const auto k = static_cast<int64_t>(categories.size());
+    est = stats::fleiss_kappa_counts(*counts, k);
     rep.input = fmt::format("{} (counts; category columns {})", args->positional[0], name_list(categories));
+    if (est.ok()) {
+      // Fleiss' kappa needs each item's count row only: the same item bootstrap as the
+      // ratings layout (same items drawn for the same seed, so the same interval).
+      auto boot = stats::fleiss_kappa_counts_bootstrap(*counts, k, static_cast<int>(*resamples),
+                                                       static_cast<uint64_t>(*seed), *level, clusters);
+      if (!boot.ok() && boot.status().code() != StatusCode::kUndefined) return fail(ci.test, boot.status());
+      if (boot.ok()) {
+        interval = *boot;
+        ci_note = clusters.empty() ? "item bootstrap percentile CI" : "cluster bootstrap percentile CI";
+      } else {
+        ci_note = "no interval: " + boot.status().message();
+      }
+    }
   } else {
     auto ratings = read_ratings(*csv, list_opt(*args, "raters"), item_name, *declared);
     if (!ratings.ok()) return fail(ci.test, ratings.status());
@@ -460,7 +483,9 @@ int run_agreement(Coef coef, const std::vector<std::string>& words, bool json) {
                                              static_cast<uint64_t>(*seed), *level, ratings->clusters);
       if (!boot.ok() && boot.status().code() != StatusCode::kUndefined) return fail(ci.test, boot.status());
       if (boot.ok()) interval = *boot;
-      ci_note = ratings->clusters.empty() ? "item bootstrap percentile CI" : "cluster bootstrap percentile CI";
+      ci_note = !boot.ok() ? "no interval: " + boot.status().message()
+                : ratings->clusters.empty() ? "item bootstrap percentile CI"
+                                            : "cluster bootstrap percentile CI";
     }
   }
   if (!est.ok()) {

@@ -24,8 +24,17 @@ namespace nf {
 /// - any other analysis: a forest plot of every top-level array whose rows carry an estimate
 ///   (rate, estimate, difference, flip_rate, kappa or coef) and an interval
 ///   (ci_low/ci_high or low/high).
-/// Rows flagged `degenerate` (every resample equal; `exact_interval` drawn dashed beside it)
-/// or `few_clusters` are drawn as red diamonds. Figures with no drawable row are left out.
+/// - rerun: every metric per arm, the Wilson 95% interval of a count metric, the group-cluster
+///   bootstrap of pairwise_order_set_disagreement;
+/// - envelope: rho_flip per pair with its configuration-bootstrap range; the score per
+///   configuration (no interval).
+/// Every point carries `mark` (docs/report.md "What every mark means"): a plain point with its
+/// bar (`ci` names the interval, and so does the caption), a hollow no-interval point, a red
+/// diamond for a `degenerate` interval (every resample equal; `exact_interval` dashed beside
+/// it), a red triangle for `few_clusters`; the legend and the caption explain each mark used.
+/// Labels are shortened by short_labels() (report/figure_labels.h): `label`/`group`/`series`
+/// as drawn, `full_label`/`full_group`/`full_series` whole. Figures with no drawable row are
+/// left out.
 /// Pure function of its input.
 nlohmann::json build_figures(const nlohmann::json& results);
 

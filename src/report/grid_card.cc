@@ -152,6 +152,30 @@ void scorers_markdown(std::string& md, const nlohmann::json& sc) {
 
 }  // namespace
 
+// The "Score per configuration" table: every (configuration, subject) cell with its n, parse
+// rate and neighbourhood, the rows the envelope-scores figure draws (report/figures.h).
+void cells_markdown(std::string& md, const nlohmann::json& f) {
+  std::string rows;
+  for (const auto& s : f.value("subjects", nlohmann::json::array())) {
+    if (!s.is_object()) continue;
+    for (const auto& c : s.value("cells", nlohmann::json::array())) {
+      if (!c.is_object()) continue;
+      const auto nb = c.value("neighbourhood", nlohmann::json::object());
+      rows += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", cell_esc(c.value("config", "")),
+                          cell_esc(s.value("subject", "")), fnum(c.value("n", nlohmann::json())),
+                          fnum(c.value("score", nlohmann::json())), fnum(c.value("parse_rate", nlohmann::json())),
+                          fnum(nb.value("min", nlohmann::json())), fnum(nb.value("max", nlohmann::json())),
+                          fnum(nb.value("n", nlohmann::json())));
+    }
+  }
+  if (rows.empty()) return;
+  md += "Score per configuration (each subject's score in each configuration cell; the neighbourhood is the min and "
+        "max of the same subject's scores over the configurations that differ in exactly one axis value, "
+        "`neighbours` of them):\n\n| configuration | subject | n | score | parse rate | neighbourhood min | "
+        "neighbourhood max | neighbours |\n|---|---|---|---|---|---|---|---|\n" +
+        rows + "\n";
+}
+
 void envelope_markdown(std::string& md, const nlohmann::json& f) {
   md += fmt::format(
       "Is \"A beats B\" a property of the models or of the harness? {} subjects over {} configurations, outcome "
@@ -236,6 +260,7 @@ void envelope_markdown(std::string& md, const nlohmann::json& f) {
         fnum(pc["threshold"], 2), fnum(pc["n_configs"]), pc["excluded_configs"].size(), rhos.empty() ? "n/a" : rhos,
         fnum(pc["rankings"]["reachable"]), fnum(pc["rankings"]["tau_r"]));
   }
+  cells_markdown(md, f);
   if (f.contains("scorers")) scorers_markdown(md, f["scorers"]);
 }
 

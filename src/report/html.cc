@@ -120,6 +120,20 @@ std::string markdown_to_html(const std::string& md) {
   return out;
 }
 
+// Every table in its own box that scrolls sideways (.nf-table, overflow-x: auto), so a wide
+// table never widens the page; the page script says so above a table wider than its box.
+std::string wrap_tables(std::string html) {
+  std::string out;
+  size_t at = 0;
+  for (size_t open = html.find("<table>"); open != std::string::npos; open = html.find("<table>", at)) {
+    const size_t close = html.find("</table>", open);
+    if (close == std::string::npos) break;
+    out += html.substr(at, open - at) + "<div class=\"nf-table\">" + html.substr(open, close + 8 - open) + "</div>";
+    at = close + 8;
+  }
+  return out + html.substr(at);
+}
+
 std::string figure_html(size_t number, const json& f, bool with_vega) {
   const std::string id = html_escape(f["id"].get<std::string>());
   return fmt::format("<figure class=\"nf-figure\"><div class=\"nf-vega\" id=\"nf-fig-{}\"></div>"
@@ -131,7 +145,9 @@ std::string figure_html(size_t number, const json& f, bool with_vega) {
 constexpr const char* kStyle = R"(
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1280px;padding:16px 24px;color:#222}
 h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ddd;padding-bottom:3px;margin-top:32px}h3{font-size:15px}
-table{border-collapse:collapse;margin:8px 0 16px;font-size:12.5px;display:block;overflow-x:auto;max-width:100%}
+.nf-table{overflow-x:auto;max-width:100%;margin:8px 0 16px}.nf-table>table{margin:0}
+.nf-scroll-note{font-size:12px;color:#8a5a00;margin:8px 0 -4px}
+table{border-collapse:collapse;margin:8px 0 16px;font-size:12.5px}
 th,td{border:1px solid #ddd;padding:3px 7px;text-align:left;vertical-align:top}
 th{background:#f3f4f6;cursor:pointer;position:sticky;top:0;user-select:none;white-space:nowrap}
 th[data-dir=asc]::after{content:" \25B2"}th[data-dir=desc]::after{content:" \25BC"}
@@ -166,6 +182,11 @@ document.querySelectorAll('table').forEach(function(t){
     Array.from(tb.rows).sort(function(a,b){var x=key(a),y=key(b);
       if(x[0]!==y[0])return x[0]-y[0];return (x[1]<y[1]?-1:x[1]>y[1]?1:0)*dir;}).forEach(function(r){tb.appendChild(r);});
   });});
+});
+document.querySelectorAll('.nf-table').forEach(function(box){
+  if(box.scrollWidth>box.clientWidth+1){var n=document.createElement('p');n.className='nf-scroll-note';
+    n.textContent='\u2194 This table is wider than the page: scroll it sideways for the remaining columns.';
+    box.parentNode.insertBefore(n,box);}
 });
 var figs=JSON.parse(document.getElementById('nf-figures').textContent);
 var only=/^#only=/.test(location.hash)&&document.getElementById('nf-fig-'+decodeURIComponent(location.hash.slice(6)));
@@ -221,7 +242,7 @@ std::string render_html(const nlohmann::json& results, const std::string& vega_j
   const json figures = build_figures(results);
   std::set<size_t> placed;
   std::string md = place_figures(render_markdown(results), figures, placed);
-  std::string body = markdown_to_html(md);
+  std::string body = wrap_tables(markdown_to_html(md));
   const bool with_vega = !vega_js.empty();
   // Figures are numbered in the order the page shows them.
   std::vector<std::pair<size_t, size_t>> order;  // (position in body, figure index)

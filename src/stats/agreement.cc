@@ -313,20 +313,27 @@ Result<Agreement> krippendorff_alpha_nominal(const RatingTable& ratings) {
   return out;
 }
 
-Result<AgreementInterval> agreement_bootstrap(const RatingTable& ratings, const AgreementFn& stat, int resamples,
-                                              uint64_t seed, double level, const std::vector<std::string>& clusters) {
-  if (resamples < 1) return InvalidArgument("agreement_bootstrap: resamples (" + std::to_string(resamples) + ") must be >= 1");
+namespace {
+
+// The percentile bootstrap shared by agreement_bootstrap() and fleiss_kappa_counts_bootstrap():
+// rows (one per item) are grouped by cluster label and whole clusters are drawn with
+// replacement, replicate r from Rng::stream(seed, {r}), so two callers given the same items
+// in the same order draw the same items.
+template <typename Row, typename Stat>
+Result<AgreementInterval> rows_bootstrap(const char* fn, const std::vector<Row>& rows, const Stat& stat, int resamples,
+                                         uint64_t seed, double level, const std::vector<std::string>& clusters) {
+  if (resamples < 1) return InvalidArgument(std::string(fn) + ": resamples (" + std::to_string(resamples) + ") must be >= 1");
   if (!(level > 0.0 && level < 1.0)) {
-    return InvalidArgument("agreement_bootstrap: level (" + std::to_string(level) + ") must be in (0, 1)");
+    return InvalidArgument(std::string(fn) + ": level (" + std::to_string(level) + ") must be in (0, 1)");
   }
-  if (!clusters.empty() && clusters.size() != ratings.size()) {
-    return InvalidArgument("agreement_bootstrap: " + std::to_string(clusters.size()) + " cluster labels for " +
-                           std::to_string(ratings.size()) + " items");
+  if (!clusters.empty() && clusters.size() != rows.size()) {
+    return InvalidArgument(std::string(fn) + ": " + std::to_string(clusters.size()) + " cluster labels for " +
+                           std::to_string(rows.size()) + " items");
   }
-  NF_ASSIGN_OR_RETURN(Agreement full, stat(ratings));
+  NF_ASSIGN_OR_RETURN(Agreement full, stat(rows));
   std::vector<std::vector<size_t>> groups;
   if (clusters.empty()) {
-    for (size_t i = 0; i < ratings.size(); ++i) groups.push_back({i});
+    for (size_t i = 0; i < rows.size(); ++i) groups.push_back({i});
   } else {
     std::map<std::string, size_t> index;
     for (size_t i = 0; i < clusters.size(); ++i) {
@@ -341,13 +348,13 @@ Result<AgreementInterval> agreement_bootstrap(const RatingTable& ratings, const 
   out.estimate = full.estimate;
   out.resamples = resamples;
   out.seed = seed;
-  RatingTable sample;
+  std::vector<Row> sample;
   for (int r = 0; r < resamples; ++r) {
     Rng rng = Rng::stream(seed, {static_cast<uint64_t>(r)});
     sample.clear();
     for (size_t g = 0; g < groups.size(); ++g) {
       const auto& pick = groups[rng.uniform_int(groups.size())];
-      for (size_t i : pick) sample.push_back(ratings[i]);
+      for (size_t i : pick) sample.push_back(rows[i]);
     }
     auto v = stat(sample);
     if (!v.ok()) {
@@ -357,7 +364,7 @@ Result<AgreementInterval> agreement_bootstrap(const RatingTable& ratings, const 
     }
     values.push_back(v->estimate);
   }
-  if (values.empty()) return Undefined("agreement_bootstrap: the statistic is undefined in every replicate");
+  if (values.empty()) return Undefined(std::string(fn) + ": the statistic is undefined in every replicate");
   std::sort(values.begin(), values.end());
   auto quantile = [&](double q) {
     const double pos = q * static_cast<double>(values.size() - 1);
@@ -368,6 +375,33 @@ Result<AgreementInterval> agreement_bootstrap(const RatingTable& ratings, const 
   out.low = quantile((1.0 - level) / 2.0);
   out.high = quantile(1.0 - (1.0 - level) / 2.0);
   return out;
+}
+
+}  // namespace
+
+Result<AgreementInterval> agreement_bootstrap(const RatingTable& ratings, const AgreementFn& stat, int resamples,
+                                              uint64_t seed, double level, const std::vector<std::string>& clusters) {
+  return rows_bootstrap("agreement_bootstrap", ratings, stat, resamples, seed, level, clusters);
+}
+
+Result<AgreementInterval> fleiss_kappa_counts_bootstrap(const std::vector<int64_t>& counts, int64_t n_categories,
+                                                        int resamples, uint64_t seed, double level,
+                                                        const std::vector<std::string>& clusters) {
+  if (n_categories < 1 || counts.size() % static_cast<size_t>(n_categories) != 0) {
+    return fleiss_kappa_counts(counts, n_categories).status();  // the same InvalidArgument
+  }
+  const auto k = static_cast<size_t>(n_categories);
+  std::vector<std::vector<int64_t>> rows;
+  rows.reserve(counts.size() / k);
+  for (size_t i = 0; i < counts.size(); i += k)
+    rows.emplace_back(counts.begin() + static_cast<std::ptrdiff_t>(i), counts.begin() + static_cast<std::ptrdiff_t>(i + k));
+  std::vector<int64_t> flat;
+  auto stat = [&](const std::vector<std::vector<int64_t>>& sample) {
+    flat.clear();
+    for (const auto& row : sample) flat.insert(flat.end(), row.begin(), row.end());
+    return fleiss_kappa_counts(flat, n_categories);
+  };
+  return rows_bootstrap("fleiss_kappa_counts_bootstrap", rows, stat, resamples, seed, level, clusters);
 }
 
 }  // namespace nf::stats

@@ -129,4 +129,19 @@ Result<AgreementInterval> agreement_bootstrap(const RatingTable& ratings, const 
                                               uint64_t seed, double level = 0.95,
                                               const std::vector<std::string>& clusters = {});
 
+/// The agreement_bootstrap() interval of fleiss_kappa_counts() from the counts layout: a
+/// row-major items x categories table (counts[i*K + j] raters put item i in category j), the
+/// items (or, with `clusters`, one label per item, whole clusters) resampled with
+/// replacement. Fleiss' kappa depends on each item only through its count row, so this is
+/// the same bootstrap as agreement_bootstrap(ratings, fleiss_kappa, ...) on any ratings table
+/// with those counts in the same item order: replicate r draws the same items from
+/// Rng::stream(seed, {r}) and the interval is identical (tested). Default level 0.95.
+/// Errors: those of fleiss_kappa_counts() on the full table; InvalidArgument as
+/// agreement_bootstrap(); Undefined if every replicate is undefined (e.g. every rating in
+/// one category).
+/// Source: Efron & Tibshirani (1993) ch. 13; Fleiss (1971).
+Result<AgreementInterval> fleiss_kappa_counts_bootstrap(const std::vector<int64_t>& counts, int64_t n_categories,
+                                                        int resamples, uint64_t seed, double level = 0.95,
+                                                        const std::vector<std::string>& clusters = {});
+
 }  // namespace nf::stats

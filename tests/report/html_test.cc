@@ -46,7 +46,7 @@ TEST(ReportFigures, FlaggedRowsAreMarkedWithTheirExactInterval) {
   EXPECT_EQ(floor["analysis"], "floor");
   const json& values = floor["spec"]["data"][0]["values"];
   ASSERT_EQ(values.size(), 4u);
-  EXPECT_TRUE(values[0]["flag"].get<bool>());
+  EXPECT_EQ(values[0]["mark"], "degenerate interval (every resample equal)");
   EXPECT_DOUBLE_EQ(values[0]["xhi"].get<double>(), 0.023);
   EXPECT_NE(values[0]["tip"].get<std::string>().find("Wilson [0.000, 0.023]"), std::string::npos);
   EXPECT_NE(values[0]["tip"].get<std::string>().find("only 16 clusters"), std::string::npos);
@@ -60,7 +60,9 @@ TEST(ReportFigures, GenericForestForAnyAnalysisWithEstimateAndInterval) {
   ASSERT_NE(generic, nullptr);
   const json& v = (*generic)["spec"]["data"][0]["values"];
   ASSERT_EQ(v.size(), 2u);
-  EXPECT_EQ(v[1]["label"], "b · divergence");
+  EXPECT_EQ(v[1]["label"], "b");  // "divergence" is common to every row: the subtitle says it once
+  EXPECT_EQ(v[1]["full_label"], "b · divergence");
+  EXPECT_EQ((*generic)["spec"]["title"]["subtitle"], "every row: metric divergence");
   EXPECT_DOUBLE_EQ(v[1]["est"].get<double>(), 0.4);
   EXPECT_DOUBLE_EQ(v[1]["lo"].get<double>(), 0.3);
   EXPECT_DOUBLE_EQ(v[1]["hi"].get<double>(), 0.5);
