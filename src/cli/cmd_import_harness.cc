@@ -27,6 +27,10 @@ int import_harness(const HarnessImportArgs& args) {
     logs.push_back(std::move(*log));
   }
   if (Status st = check_distinct_runs(logs); !st.ok()) return fail("import", st);
+  // Replicates must have answered the same input; runs missing items are said.
+  auto same = check_same_items(logs);
+  if (!same.ok()) return fail("import", same.status());
+  for (const auto& w : *same) std::fprintf(stderr, "import: warning: %s\n", w.c_str());
   if (Status st = code_label_scores(logs); !st.ok()) return fail("import", st);  // one code per label across logs
   auto store = Store::open(args.store_path);
   if (!store.ok()) return fail("import", store.status());

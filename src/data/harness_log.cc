@@ -2,6 +2,8 @@
 #include "data/harness_log.h"
 
 #include <map>
+#include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -54,6 +56,90 @@ Status check_distinct_runs(const std::vector<HarnessLog>& logs) {
           it->second->path, log.path, log.run_id));
   }
   return Status::Ok();
+}
+
+std::string identity_mismatch_message(const ItemIdentity& a, const ItemIdentity& b, const std::string& field,
+                                      const std::string& what) {
+  return fmt::format(
+      "{}: {}: {} {} differs from {} ({} {}): a different dataset version under the same {} id, so the two records "
+      "did not answer the same {} and cannot be replicates of one item (nor be paired across models). Write it to "
+      "another store or import one version",
+      b.where, b.label, field, b.same.at(field), a.where, field, a.same.at(field), what, what);
+}
+
+Result<std::vector<std::string>> check_same_items(const std::vector<HarnessLog>& logs) {
+  std::vector<std::string> warnings;
+  // condition -> item -> first identity met (with its log's source, for the message)
+  std::map<std::string, std::map<std::string, std::pair<const ItemIdentity*, const HarnessLog*>>> first;
+  for (const HarnessLog& log : logs) {
+    auto& items = first[log.condition];
+    for (const auto& [item, id] : log.item_identity) {
+      auto [it, inserted] = items.emplace(item, std::make_pair(&id, &log));
+      if (inserted) continue;
+      const ItemIdentity& a = *it->second.first;
+      for (const auto& [field, value] : id.same) {
+        const auto other = a.same.find(field);
+        if (other != a.same.end() && other->second != value)
+          return InvalidArgument(
+              identity_mismatch_message(a, id, field, log.source == "inspect" ? "sample" : "document"));
+      }
+    }
+  }
+  using Cell = std::tuple<std::string, std::string, std::string>;
+  std::map<Cell, std::vector<const HarnessLog*>> cells;
+  for (const HarnessLog& log : logs) cells[{log.subject, log.condition, log.config}].push_back(&log);
+  for (const auto& [cell, cell_logs] : cells) {
+    if (cell_logs.size() < 2) continue;
+    const std::string what = cell_logs.front()->source == "inspect" ? "sample" : "document";
+    // A differing `warn` field (lm-eval prompt_hash), counted per log against the first
+    // earlier log of the cell holding the item.
+    std::map<std::string, const ItemIdentity*> seen;
+    for (const HarnessLog* log : cell_logs) {
+      std::map<std::string, size_t> differing;  // field -> items
+      std::map<std::string, std::pair<const ItemIdentity*, const ItemIdentity*>> example;
+      for (const auto& [item, id] : log->item_identity) {
+        auto [it, inserted] = seen.emplace(item, &id);
+        if (inserted) continue;
+        for (const auto& [field, value] : id.warn) {
+          const auto other = it->second->warn.find(field);
+          if (other == it->second->warn.end() || other->second == value) continue;
+          if (differing[field]++ == 0) example[field] = {it->second, &id};
+        }
+      }
+      for (const auto& [field, n] : differing) {
+        const auto& [a, b] = example[field];
+        warnings.push_back(fmt::format(
+            "{}: {} of its {} {}s {} a {} other than in an earlier run of ({}, {}, {}) (first: {}, {}: {}, {}: {}): "
+            "the same {}s under another prompt (few-shot examples or template changed); imported as replicates all "
+            "the same",
+            log->path, n, log->item_identity.size(), what, n == 1 ? "has" : "have", field, std::get<0>(cell), std::get<1>(cell),
+            std::get<2>(cell), b->label, b->where, b->warn.at(field), a->where, a->warn.at(field), what));
+      }
+    }
+    // Items held by some runs of the cell but not by others.
+    std::set<std::string> all;
+    std::vector<std::set<std::string>> held(cell_logs.size());
+    for (size_t k = 0; k < cell_logs.size(); ++k)
+      for (const HarnessDraw& d : cell_logs[k]->draws) held[k].insert(d.item), all.insert(d.item);
+    for (size_t k = 0; k < cell_logs.size(); ++k) {
+      if (held[k].size() == all.size()) continue;
+      std::string missing;
+      size_t shown = 0, n = 0;
+      for (const auto& item : all) {
+        if (held[k].count(item)) continue;
+        ++n;
+        if (shown++ < 5) missing += (missing.empty() ? "" : ", ") + item;
+      }
+      if (n > shown) missing += ", ...";
+      missing = (what == "sample" ? "sample " : "doc_id ") + missing;
+      warnings.push_back(fmt::format(
+          "run {} holds {} of the {} {}s the runs of ({}, {}, {}) in this import hold (missing {}): {} item{} fewer "
+          "replicates than the others",
+          cell_logs[k]->path, held[k].size(), all.size(), what, std::get<0>(cell), std::get<1>(cell),
+          std::get<2>(cell), missing, n, n == 1 ? " has" : "s have"));
+    }
+  }
+  return warnings;
 }
 
 }  // namespace nf
