@@ -1,5 +1,6 @@
 // noisefloor import inspect | lm-eval: other harnesses' logs into a store.
 #include <cstdio>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -35,6 +36,13 @@ int import_harness(const HarnessImportArgs& args) {
   auto store = Store::open(args.store_path);
   if (!store.ok()) return fail("import", store.status());
   if (Status st = check_cells_not_stored(logs, **store); !st.ok()) return fail("import", st);
+  {  // the items already stored (another model's runs of the task, imported before)
+    auto items = (*store)->items();
+    if (!items.ok()) return fail("import", items.status());
+    std::map<std::string, nlohmann::json> stored;
+    for (auto& row : *items) stored.emplace(row.item, std::move(row.data));
+    if (Status st = check_same_items_as_stored(logs, stored, args.store_path); !st.ok()) return fail("import", st);
+  }
   std::string name = args.study_name;
   if (name == "imported") name = inspect ? "inspect-import" : "lm-eval-import";
   auto sum = import_harness_logs(logs, **store, name, args.format, {"floor", "paired_subjects"});

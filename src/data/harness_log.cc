@@ -58,6 +58,38 @@ Status check_distinct_runs(const std::vector<HarnessLog>& logs) {
   return Status::Ok();
 }
 
+void keep_item_identity(HarnessLog* log) {
+  for (auto& [item, data] : log->item_data.items()) {
+    const auto id = log->item_identity.find(item);
+    if (id == log->item_identity.end() || id->second.same.empty() || !data.is_object()) continue;
+    nlohmann::json keep = {{"task", log->condition}, {"where", id->second.where}};
+    for (const auto& [field, value] : id->second.same) keep[field] = value;
+    data["identity"] = keep;
+  }
+}
+
+Status check_same_items_as_stored(const std::vector<HarnessLog>& logs,
+                                  const std::map<std::string, nlohmann::json>& stored, const std::string& store_name) {
+  for (const HarnessLog& log : logs)
+    for (const auto& [item, id] : log.item_identity) {
+      const auto it = stored.find(item);
+      if (it == stored.end() || !it->second.is_object() || !it->second.contains("identity")) continue;
+      const nlohmann::json& keep = it->second["identity"];
+      if (!keep.is_object() || keep.value("task", nlohmann::json()) != log.condition) continue;
+      for (const auto& [field, value] : id.same) {
+        if (!keep.contains(field) || !keep[field].is_string() || keep[field].get<std::string>() == value) continue;
+        const std::string what = log.source == "inspect" ? "sample" : "document";
+        return InvalidArgument(fmt::format(
+            "{}: {}: {} {} differs from the item stored in {} ({} {}, from {}): a different dataset version under the "
+            "same {} id, so this {} cannot be a replicate of the stored item (nor be paired with the models stored). "
+            "Write it to another store or import one version",
+            id.where, id.label, field, value, store_name, field, keep[field].get<std::string>(),
+            keep.value("where", std::string("an earlier import")), what, what));
+      }
+    }
+  return Status::Ok();
+}
+
 std::string identity_mismatch_message(const ItemIdentity& a, const ItemIdentity& b, const std::string& field,
                                       const std::string& what) {
   return fmt::format(

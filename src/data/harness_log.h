@@ -131,4 +131,21 @@ std::string identity_mismatch_message(const ItemIdentity& a, const ItemIdentity&
 /// replicates than the others". Logs without identities (fields absent) add nothing.
 Result<std::vector<std::string>> check_same_items(const std::vector<HarnessLog>& logs);
 
+/// Keeps each item's identity with the data stored with the item, so that a later import
+/// into the same store can be compared (check_same_items_as_stored): for every item of
+/// log->item_data that has an item_identity with `same` fields, item_data[item]["identity"]
+/// = {"task": condition, "where": ItemIdentity::where, FIELD: VALUE...}. The readers call it
+/// last.
+void keep_item_identity(HarnessLog* log);
+
+/// Compares `logs` with the items a store already holds (`stored`: item id -> the item's
+/// data, as Store::items() gives it; `store_name` for messages): an item whose stored
+/// "identity" (keep_item_identity) is of the same task and has a `same` field that the log's
+/// record of the item carries with another value is refused (InvalidArgument "WHERE: LABEL:
+/// FIELD VALUE differs from the item stored in STORE (FIELD VALUE, from WHERE_STORED): ...").
+/// Items stored without an identity (other imports, stores written before it was kept) are
+/// not compared. OK otherwise.
+Status check_same_items_as_stored(const std::vector<HarnessLog>& logs,
+                                  const std::map<std::string, nlohmann::json>& stored, const std::string& store_name);
+
 }  // namespace nf

@@ -422,6 +422,7 @@ Result<HarnessLog> read_inspect_log(const std::string& path, const InspectReadOp
     epochs_of[id_text(s["id"])].insert(s.value("epoch", nlohmann::json(1)).get<int>());
   }
 
+  keep_item_identity(&log);
   // Label outcomes -> categories, first seen = 0 (code_label_scores recodes them across
   // the logs of one import).
   NF_RETURN_IF_ERROR(code_label_scores(std::span<HarnessLog>(&log, 1)));

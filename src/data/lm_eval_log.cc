@@ -265,6 +265,7 @@ Result<HarnessLog> read_lm_eval_samples(const std::string& path, const LmEvalRea
     }
   }
   if (lines == 0) return InvalidArgument(fmt::format("{}: empty file, expected one JSON object per line", path));
+  keep_item_identity(&log);
   if (repeats > 1) {
     std::string names, raw;
     for (const auto& m : dropped_metrics) names += (names.empty() ? "" : ", ") + m;

@@ -298,6 +298,8 @@ for n in zin.namelist():
     if n in ('header.json', '_journal/start.json'):
         j = json.loads(b)
         j['eval']['eval_id'] = 'another-run-' + mode
+        if mode == 'othermodel':
+            j['eval']['model'] = 'openai/gpt-4.1'
         b = json.dumps(j)
     elif n.startswith('samples/'):
         j = json.loads(b)
@@ -305,7 +307,7 @@ for n in zin.namelist():
             continue
         if n == 'samples/1_epoch_1.json':
             print(h(j['input']))
-        if mode == 'other':
+        if mode in ('other', 'othermodel'):
             j['input'], j['target'] = 'A DIFFERENT QUESTION ' + str(j['id']), 'Z'
         if n == 'samples/1_epoch_1.json':
             print(h(j['input']))
@@ -336,6 +338,18 @@ zout.close()
             std::string::npos)
       << d.err;
   EXPECT_NE(d.err.find("95 draws (0 api_error, never scored) of 10 items"), std::string::npos) << d.err;
+  // Another model's log of other samples imported later into a store holding the task:
+  // compared with the stored samples, refused.
+  const std::string model = t / "model.eval";
+  capture(python() + " " + (t / "mod.py") + " " + src + " " + model + " othermodel");
+  CmdResult later = run_cli("import inspect " + model + " --store " + (t / "d.sqlite"), t.path());
+  EXPECT_EQ(later.exit_code, 2) << later.err;
+  EXPECT_NE(later.err.find(model + ": samples/1_epoch_1.json (sample 1, epoch 1): sample 1: input sha256 " + after +
+                           " differs from the item stored in " + (t / "d.sqlite") + " (input sha256 " + before +
+                           ", from " + src + ": samples/1_epoch_1.json (sample 1, epoch 1))"),
+            std::string::npos)
+      << later.err;
+  EXPECT_EQ(draw_count(t / "d.sqlite"), 95);
   // The three real logs (three models, the same 10 samples): nothing new said.
   CmdResult real = run_cli("import inspect" + popularity_logs() + " --store " + (t / "r.sqlite"), t.path());
   ASSERT_EQ(real.exit_code, 0) << real.err;

@@ -217,6 +217,37 @@ TEST(ImportLmEval, ARunOverOtherDocumentsIsRefusedNamingBothFilesLinesAndHashes)
   EXPECT_NE(bare.err.find("8 draws"), std::string::npos) << bare.err;
 }
 
+// Tester s11 finding 3, a later command: another model's run of a stored task is compared
+// with the documents stored (their identity is kept with the item's data); the same
+// documents import, other ones are refused naming the store and the stored line.
+TEST(ImportLmEval, AnotherModelsRunImportedLaterIsComparedWithTheStoredDocuments) {
+  TempDir t;
+  const std::string f1 = t / "org__m/samples_h_2024-01-01T00-00-00.jsonl";
+  const std::string same = t / "org__n/samples_h_2024-01-02T00-00-00.jsonl";
+  const std::string other = t / "org__o/samples_h_2024-01-03T00-00-00.jsonl";
+  const auto run1 = lines(kRun1);
+  write_lines(f1, run1);
+  write_lines(same, lines(kRun2));
+  auto changed = lines(kRun2);
+  changed[1]["doc_hash"] = "d1ff1";
+  write_lines(other, changed);
+  CmdResult a = run_cli("import lm-eval " + f1 + " --store " + (t / "s.sqlite"), t.path());
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  CmdResult o = run_cli("import lm-eval " + other + " --store " + (t / "s.sqlite"), t.path());
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_NE(o.err.find(other + ":2: doc_id 1: doc_hash d1ff1 differs from the item stored in " + (t / "s.sqlite") +
+                       " (doc_hash " + run1[1]["doc_hash"].get<std::string>() + ", from " + f1 + ":2)"),
+            std::string::npos)
+      << o.err;
+  CmdResult n = run_cli("import lm-eval " + same + " --store " + (t / "s.sqlite"), t.path());
+  ASSERT_EQ(n.exit_code, 0) << n.err;
+  auto s = Store::open_existing(t / "s.sqlite");
+  ASSERT_TRUE(s.ok());
+  auto draws = (*s)->draw_count();
+  ASSERT_TRUE(draws.ok());
+  EXPECT_EQ(*draws, 8);  // 4 of model m, 4 of model n; nothing of model o
+}
+
 // Tester s11 finding 3: a run missing documents, or runs over different doc_id sets, and a
 // changed prompt imported without a word. Now warnings on stderr; the draws still import.
 TEST(ImportLmEval, MissingDocumentsAndAChangedPromptAreWarningsAndTheDrawsStillImport) {
