@@ -1,5 +1,6 @@
 // noisefloor import inspect | lm-eval: other harnesses' logs into a store.
 #include <cstdio>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -27,10 +28,21 @@ int import_harness(const HarnessImportArgs& args) {
     logs.push_back(std::move(*log));
   }
   if (Status st = check_distinct_runs(logs); !st.ok()) return fail("import", st);
+  // Replicates must have answered the same input; runs missing items are said.
+  auto same = check_same_items(logs);
+  if (!same.ok()) return fail("import", same.status());
+  for (const auto& w : *same) std::fprintf(stderr, "import: warning: %s\n", w.c_str());
   if (Status st = code_label_scores(logs); !st.ok()) return fail("import", st);  // one code per label across logs
   auto store = Store::open(args.store_path);
   if (!store.ok()) return fail("import", store.status());
   if (Status st = check_cells_not_stored(logs, **store); !st.ok()) return fail("import", st);
+  {  // the items already stored (another model's runs of the task, imported before)
+    auto items = (*store)->items();
+    if (!items.ok()) return fail("import", items.status());
+    std::map<std::string, nlohmann::json> stored;
+    for (auto& row : *items) stored.emplace(row.item, std::move(row.data));
+    if (Status st = check_same_items_as_stored(logs, stored, args.store_path); !st.ok()) return fail("import", st);
+  }
   std::string name = args.study_name;
   if (name == "imported") name = inspect ? "inspect-import" : "lm-eval-import";
   auto sum = import_harness_logs(logs, **store, name, args.format, {"floor", "paired_subjects"});

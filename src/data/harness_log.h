@@ -39,6 +39,23 @@ struct ScoreKind {
   std::string first_value;  // as written in the log (JSON): "C", 0.5, "correct"
 };
 
+/// What one log says about the input of one item, so that the replicates of an item across
+/// the logs of one import can be checked to have answered the same input
+/// (check_same_items). Fields a log does not carry are absent, and only fields both
+/// records carry are compared.
+struct ItemIdentity {
+  std::string where;  // the item's first record in its log: "FILE:LINE" (lm-eval), "FILE: MEMBER (sample S, epoch E)"
+  std::string label;  // how messages name the item: "doc_id 3", "sample 3"
+  /// Field -> value that every record of the item in one task must share; a difference is
+  /// a different dataset version: lm-eval "doc_hash", "target_hash" (as written); Inspect
+  /// "input sha256", "target sha256" (sha256_hex of the value's JSON, keys sorted, a chat
+  /// message's generated `id` left out).
+  std::map<std::string, std::string> same;
+  /// Field -> value whose difference between runs of one cell is only a warning: lm-eval
+  /// "prompt_hash" (the same document under another prompt: few-shot examples or template).
+  std::map<std::string, std::string> warn;
+};
+
 /// One log file (one model x task x configuration run) as read.
 struct HarnessLog {
   std::string path;
@@ -56,6 +73,10 @@ struct HarnessLog {
   nlohmann::json subject_spec = nlohmann::json::object();
   nlohmann::json config_spec = nlohmann::json::object();
   nlohmann::json item_data = nlohmann::json::object();  // item id -> data kept with the item
+  /// Item id -> what its first record says about its input (check_same_items). The readers
+  /// refuse a log whose own records of one item disagree (InvalidArgument,
+  /// identity_mismatch_message).
+  std::map<std::string, ItemIdentity> item_identity;
   std::vector<HarnessDraw> draws;
   std::vector<std::string> warnings;  // said on stderr by the CLI ("declares 4 epochs, holds 1")
   /// Outcome name -> whether its values are scores or labels (Inspect; empty for lm-eval).
@@ -88,5 +109,43 @@ Status code_label_scores(std::span<HarnessLog> logs);
 /// paths and what they share ("... and ... hold the same run (eval_id X): give each run
 /// once"); OK otherwise. For `import inspect | lm-eval` before anything is written.
 Status check_distinct_runs(const std::vector<HarnessLog>& logs);
+
+/// "WHERE_B: LABEL: FIELD VALUE_B differs from WHERE_A (FIELD VALUE_A): ..." for two
+/// records of one item (`a` first met, `b` later) whose `same` field `field` differs,
+/// saying what it means (a different dataset version under the same id) and what to do
+/// (write it to another store or import one version). `what` names the harness's unit:
+/// "document" (lm-eval) or "sample" (Inspect).
+std::string identity_mismatch_message(const ItemIdentity& a, const ItemIdentity& b, const std::string& field,
+                                      const std::string& what);
+
+/// Checks that `logs` (one import, in command-line order) answered the same inputs where
+/// they share an item, before anything is written. Within one task (condition), every
+/// log's record of an item must carry the same ItemIdentity::same fields as the first
+/// log holding the item (across models too: the store pairs models on the item);
+/// otherwise InvalidArgument (identity_mismatch_message, naming both files and both
+/// values). On success, the warnings to say on stderr: per log, the number of items
+/// whose `warn` fields (lm-eval prompt_hash) differ from the first earlier log of the
+/// same (subject, condition, config) holding them; per log of a cell with several logs
+/// that holds draws of fewer items than the cell's logs together: "run FILE holds 3 of
+/// the 4 documents the runs of (S, T, K) hold (missing: doc_id 2): 1 item has fewer
+/// replicates than the others". Logs without identities (fields absent) add nothing.
+Result<std::vector<std::string>> check_same_items(const std::vector<HarnessLog>& logs);
+
+/// Keeps each item's identity with the data stored with the item, so that a later import
+/// into the same store can be compared (check_same_items_as_stored): for every item of
+/// log->item_data that has an item_identity with `same` fields, item_data[item]["identity"]
+/// = {"task": condition, "where": ItemIdentity::where, FIELD: VALUE...}. The readers call it
+/// last.
+void keep_item_identity(HarnessLog* log);
+
+/// Compares `logs` with the items a store already holds (`stored`: item id -> the item's
+/// data, as Store::items() gives it; `store_name` for messages): an item whose stored
+/// "identity" (keep_item_identity) is of the same task and has a `same` field that the log's
+/// record of the item carries with another value is refused (InvalidArgument "WHERE: LABEL:
+/// FIELD VALUE differs from the item stored in STORE (FIELD VALUE, from WHERE_STORED): ...").
+/// Items stored without an identity (other imports, stores written before it was kept) are
+/// not compared. OK otherwise.
+Status check_same_items_as_stored(const std::vector<HarnessLog>& logs,
+                                  const std::map<std::string, nlohmann::json>& stored, const std::string& store_name);
 
 }  // namespace nf

@@ -188,6 +188,16 @@ struct LogContext {
   std::string cluster_field;
 };
 
+/// sha256_hex of `v`'s JSON (nlohmann keeps object keys sorted), for comparing a sample's
+/// input and target across logs. A chat message's `id` is left out: Inspect generates one
+/// (shortuuid) for each message it creates, so the same dataset input gets new ids per run.
+std::string identity_hash(nlohmann::json v) {
+  if (v.is_array())
+    for (auto& m : v)
+      if (m.is_object()) m.erase("id");
+  return sha256_hex(v.dump());
+}
+
 Status read_sample(const LogContext& ctx, const std::string& where, const nlohmann::json& s, HarnessLog* log,
                    size_t* unscored) {
   auto err = [&](const std::string& field, const std::string& problem) {
@@ -199,6 +209,18 @@ Status read_sample(const LogContext& ctx, const std::string& where, const nlohma
   const nlohmann::json epoch = s.value("epoch", nlohmann::json(1));
   if (!epoch.is_number_integer() || epoch.get<int64_t>() < 1 || epoch.get<int64_t>() > 1000000)
     return err("epoch", "expected an integer >= 1, found " + epoch.dump());
+  {  // what the sample answered (check_same_items compares across logs)
+    ItemIdentity id;
+    id.where = fmt::format("{}: {} (sample {}, epoch {})", ctx.path, where, item, epoch.dump());
+    id.label = "sample " + item;
+    for (const char* field : {"input", "target"})
+      if (s.contains(field) && !s[field].is_null()) id.same[std::string(field) + " sha256"] = identity_hash(s[field]);
+    auto [it, inserted] = log->item_identity.emplace(item, id);
+    if (!inserted)  // another epoch of the sample
+      for (const auto& [field, v] : id.same)
+        if (const auto f = it->second.same.find(field); f != it->second.same.end() && f->second != v)
+          return InvalidArgument(identity_mismatch_message(it->second, id, field, "sample"));
+  }
   HarnessDraw d;
   d.item = item;
   d.replicate = static_cast<int>(epoch.get<int64_t>() - 1);
@@ -400,6 +422,7 @@ Result<HarnessLog> read_inspect_log(const std::string& path, const InspectReadOp
     epochs_of[id_text(s["id"])].insert(s.value("epoch", nlohmann::json(1)).get<int>());
   }
 
+  keep_item_identity(&log);
   // Label outcomes -> categories, first seen = 0 (code_label_scores recodes them across
   // the logs of one import).
   NF_RETURN_IF_ERROR(code_label_scores(std::span<HarnessLog>(&log, 1)));

@@ -40,7 +40,8 @@ Result<std::vector<Outcome>> inspect_score_outcomes(const std::string& scorer, c
 /// eval.task, config = harness_config_id(eval.model_generate_config merged with
 /// plan.config), item = sample id, cluster = the sample id or metadata[cluster_field],
 /// replicate = epoch - 1, run_id = "eval_id <eval.eval_id>" (or "sha256 <hex>" of the file
-/// when the log has none), one outcome per scorer (inspect_score_outcomes); an outcome whose
+/// when the log has none), item_identity[sample id] = "input sha256" and "target sha256"
+/// (ItemIdentity) of the sample's first record, one outcome per scorer (inspect_score_outcomes); an outcome whose
 /// values are all labels is coded as categories (first seen = 0; score_kinds says which;
 /// code_label_scores recodes them across the logs of one import); a sample with
 /// an `error` is an api_error draw without outcomes; a sample without scores is left out
@@ -49,7 +50,8 @@ Result<std::vector<Outcome>> inspect_score_outcomes(const std::string& scorer, c
 /// Errors (InvalidArgument naming the file, the zip member or sample, and the field):
 /// not a zip / unreadable member / malformed JSON, a version other than 1 or 2, missing
 /// eval.model or eval.task, a sample without id or with an epoch < 1, a missing cluster
-/// field, a log without samples, an empty score value, an outcome that mixes scores and
+/// field, a log without samples, two epochs of one sample with a different input or target
+/// (identity_mismatch_message), an empty score value, an outcome that mixes scores and
 /// labels (mixed_scores_message: "scores.match: mixes scores and labels: FILE:
 /// samples/1_epoch_1.json (sample 1, epoch 1) has "C" (a score ...), but FILE:
 /// samples/2_epoch_3.json (sample 2, epoch 3) has "C " (a label). ..."); NotFound if the

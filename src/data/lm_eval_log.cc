@@ -147,6 +147,21 @@ Result<HarnessLog> read_lm_eval_samples(const std::string& path, const LmEvalRea
     const std::string filter = j.contains("filter") && j["filter"].is_string() ? j["filter"].get<std::string>() : "none";
     if (auto [it, inserted] = seen.emplace(std::make_pair(item, filter), line_no); !inserted)
       return err("doc_id", fmt::format("{} appears twice for filter '{}' (first on line {})", item, filter, it->second));
+    {  // what the line says about the document (check_same_items compares across runs)
+      ItemIdentity id;
+      id.where = fmt::format("{}:{}", path, line_no);
+      id.label = "doc_id " + item;
+      for (const char* field : {"doc_hash", "target_hash", "prompt_hash"}) {
+        if (!j.contains(field) || j[field].is_null()) continue;
+        const std::string v = j[field].is_string() ? j[field].get<std::string>() : j[field].dump();
+        (std::string(field) == "prompt_hash" ? id.warn : id.same)[field] = v;
+      }
+      auto [it, inserted] = log.item_identity.emplace(item, id);
+      if (!inserted)  // another filter's line of the document
+        for (const auto& [field, v] : id.same)
+          if (const auto f = it->second.same.find(field); f != it->second.same.end() && f->second != v)
+            return InvalidArgument(identity_mismatch_message(it->second, id, field, "document"));
+    }
     std::string cluster = item;
     if (!options.cluster_field.empty()) {
       const nlohmann::json doc = j.value("doc", nlohmann::json());
@@ -250,6 +265,7 @@ Result<HarnessLog> read_lm_eval_samples(const std::string& path, const LmEvalRea
     }
   }
   if (lines == 0) return InvalidArgument(fmt::format("{}: empty file, expected one JSON object per line", path));
+  keep_item_identity(&log);
   if (repeats > 1) {
     std::string names, raw;
     for (const auto& m : dropped_metrics) names += (names.empty() ? "" : ", ") + m;

@@ -25,7 +25,9 @@ struct LmEvalReadOptions {
 /// item = doc_id, condition = task, outcome "<metric>,<filter>" = each metric field of
 /// the line (numbers as they are, booleans 1/0; the filtered response is the label).
 /// Several lines of one doc_id (one per filter) add their outcomes to one draw. run_id =
-/// "<file name> sha256 <hex of the file>" (harness_log.h).
+/// "<file name> sha256 <hex of the file>" (harness_log.h). item_identity[doc_id] = the
+/// line's doc_hash and target_hash (same: check_same_items refuses runs that differ) and
+/// prompt_hash (warn), those the line carries, from the document's first line.
 /// With `repeats: K` (one request whose resps hold K > 1 generations) lm-eval keeps one
 /// metric per document, not per generation: the K generations become K draws
 /// (replicates 0..K-1) scored by noisefloor as outcome "draw_exact_match,<filter>" =
@@ -38,7 +40,9 @@ struct LmEvalReadOptions {
 /// metric it could not compute for the document): "file:line: bleu: NaN is not a number
 /// this import accepts (...)"; the same literals elsewhere (in `doc`, in loglikelihood
 /// `resps`) are read as null, not errors; no metric field,
-/// a doc_id given twice for one filter, a missing cluster field, an empty file; a subject
+/// a doc_id given twice for one filter, a missing cluster field, an empty file, two lines
+/// (filters) of one doc_id with a different doc_hash or target_hash
+/// (identity_mismatch_message); a subject
 /// or task that cannot be inferred from the path; NotFound for a missing file.
 Result<HarnessLog> read_lm_eval_samples(const std::string& path, const LmEvalReadOptions& options);
 

@@ -279,6 +279,84 @@ TEST(ImportInspect, TwoRunsOfOneCellBecomeReplicatesAndALaterImportIntoTheCellIs
   EXPECT_EQ(draw_count(t / "new.sqlite"), 12);
 }
 
+// Tester s11 finding 3: a second log of (openai/gpt-5, popularity) whose every sample has
+// another input and target imported as "another run ... replicates 5..9" of the same 10
+// items. Now refused (exit 2, both files, sample, epoch and both hashes, nothing written);
+// a run missing a sample imports with a warning; the three real logs say nothing new. The
+// modified copies are written by python's zipfile, which also prints the sha256 of sample
+// 1's input as its JSON (keys sorted, compact) before and after the change.
+TEST(ImportInspect, ALogOfOtherSamplesIsRefusedAndALogMissingASampleIsWarned) {
+  TempDir t;
+  const std::string src =
+      testing::data_file("harness-logs/2025-09-15T15-04-34-04-00_popularity_CuCFPdqnwXupUkxp69nJ2a.eval");
+  testing::write_text(t / "mod.py", R"(import hashlib, json, sys, zipfile
+src, out, mode = sys.argv[1:4]
+h = lambda v: hashlib.sha256(json.dumps(v, sort_keys=True, separators=(',', ':'), ensure_ascii=False).encode()).hexdigest()
+zin, zout = zipfile.ZipFile(src), zipfile.ZipFile(out, 'w', zipfile.ZIP_DEFLATED)
+for n in zin.namelist():
+    b = zin.read(n)
+    if n in ('header.json', '_journal/start.json'):
+        j = json.loads(b)
+        j['eval']['eval_id'] = 'another-run-' + mode
+        if mode == 'othermodel':
+            j['eval']['model'] = 'openai/gpt-4.1'
+        b = json.dumps(j)
+    elif n.startswith('samples/'):
+        j = json.loads(b)
+        if mode == 'drop' and str(j['id']) == '10':
+            continue
+        if n == 'samples/1_epoch_1.json':
+            print(h(j['input']))
+        if mode in ('other', 'othermodel'):
+            j['input'], j['target'] = 'A DIFFERENT QUESTION ' + str(j['id']), 'Z'
+        if n == 'samples/1_epoch_1.json':
+            print(h(j['input']))
+        b = json.dumps(j)
+    zout.writestr(n, b)
+zout.close()
+)");
+  const std::string other = t / "other.eval", drop = t / "drop.eval";
+  const std::string hashes = capture(python() + " " + (t / "mod.py") + " " + src + " " + other + " other");
+  ASSERT_EQ(hashes.size(), 2 * 65u) << hashes;
+  const std::string before = hashes.substr(0, 64), after = hashes.substr(65, 64);
+  ASSERT_NE(before, after);
+  CmdResult r = run_cli("import inspect " + src + " " + other + " --store " + (t / "s.sqlite"), t.path());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(other + ": samples/1_epoch_1.json (sample 1, epoch 1): sample 1: input sha256 " + after +
+                       " differs from " + src + ": samples/1_epoch_1.json (sample 1, epoch 1) (input sha256 " + before +
+                       "): a different dataset version under the same sample id"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("replicates 5..9"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(t / "s.sqlite"));
+  // A second run of the same samples, one (sample 10, 5 epochs) missing: imported, with a warning.
+  capture(python() + " " + (t / "mod.py") + " " + src + " " + drop + " drop");
+  CmdResult d = run_cli("import inspect " + src + " " + drop + " --store " + (t / "d.sqlite"), t.path());
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  EXPECT_NE(d.err.find("import: warning: run " + drop + " holds 9 of the 10 samples the runs of (openai/gpt-5, "
+                       "popularity, default) in this import hold (missing sample 10): 1 item has fewer replicates"),
+            std::string::npos)
+      << d.err;
+  EXPECT_NE(d.err.find("95 draws (0 api_error, never scored) of 10 items"), std::string::npos) << d.err;
+  // Another model's log of other samples imported later into a store holding the task:
+  // compared with the stored samples, refused.
+  const std::string model = t / "model.eval";
+  capture(python() + " " + (t / "mod.py") + " " + src + " " + model + " othermodel");
+  CmdResult later = run_cli("import inspect " + model + " --store " + (t / "d.sqlite"), t.path());
+  EXPECT_EQ(later.exit_code, 2) << later.err;
+  EXPECT_NE(later.err.find(model + ": samples/1_epoch_1.json (sample 1, epoch 1): sample 1: input sha256 " + after +
+                           " differs from the item stored in " + (t / "d.sqlite") + " (input sha256 " + before +
+                           ", from " + src + ": samples/1_epoch_1.json (sample 1, epoch 1))"),
+            std::string::npos)
+      << later.err;
+  EXPECT_EQ(draw_count(t / "d.sqlite"), 95);
+  // The three real logs (three models, the same 10 samples): nothing new said.
+  CmdResult real = run_cli("import inspect" + popularity_logs() + " --store " + (t / "r.sqlite"), t.path());
+  ASSERT_EQ(real.exit_code, 0) << real.err;
+  EXPECT_EQ(real.err.find("warning"), std::string::npos) << real.err;
+  EXPECT_NE(real.err.find("150 draws"), std::string::npos) << real.err;
+}
+
 // The tester's repro: the same log twice, or a copy, was 10 runs of 5 epochs (floor 24/450
 // for Claude instead of 6/100). Now refused, naming both paths, before the store is made.
 TEST(ImportInspect, TheSameLogTwiceOrACopyIsRefusedNamingBothPaths) {

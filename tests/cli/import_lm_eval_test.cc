@@ -154,6 +154,153 @@ TEST(ImportLmEval, TheSameFileTwiceAndALaterRunIntoAStoredTaskAreRefused) {
   EXPECT_EQ(later.err.find("put_draws"), std::string::npos) << later.err;
 }
 
+/// `lines` as a samples file at `path` (folders made).
+void write_lines(const std::string& path, const std::vector<nlohmann::json>& ls) {
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  std::string text;
+  for (const auto& l : ls) text += l.dump() + "\n";
+  testing::write_text(path, text);
+}
+
+// Tester s11 finding 3: two runs over different questions (every doc_hash differs) were
+// 8 draws of 4 items, the floor computed across "replicates" that answered different
+// documents. A replicate must be the same document: a different doc_hash or target_hash
+// is refused (exit 2, both files:lines, the doc_id and both hashes), nothing written.
+TEST(ImportLmEval, ARunOverOtherDocumentsIsRefusedNamingBothFilesLinesAndHashes) {
+  TempDir t;
+  const std::string f1 = t / "org__m/samples_h_2024-01-01T00-00-00.jsonl";
+  const std::string f2 = t / "org__m/samples_h_2024-01-02T00-00-00.jsonl";
+  const auto run1 = lines(kRun1);
+  write_lines(f1, run1);
+  auto other = lines(kRun2);
+  for (auto& o : other) {
+    o["doc"]["question"] = "A DIFFERENT QUESTION " + o["doc_id"].dump();
+    o["doc_hash"] = "d1ff" + o["doc_id"].dump();
+  }
+  write_lines(f2, other);
+  CmdResult r = run_cli("import lm-eval " + f1 + " " + f2 + " --store " + (t / "s.sqlite"), t.path());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(f2 + ":1: doc_id 0: doc_hash d1ff0 differs from " + f1 + ":1 (doc_hash " +
+                       run1[0]["doc_hash"].get<std::string>() + "): a different dataset version"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("Write it to another store or import one version"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(t / "s.sqlite"));
+  // The same questions with another target for document 2 (third line).
+  auto target = lines(kRun2);
+  target[2]["target_hash"] = "7a26e7";
+  write_lines(f2, target);
+  CmdResult tg = run_cli("import lm-eval " + f1 + " " + f2 + " --store " + (t / "s.sqlite"), t.path());
+  EXPECT_EQ(tg.exit_code, 2) << tg.err;
+  EXPECT_NE(tg.err.find(f2 + ":3: doc_id 2: target_hash 7a26e7 differs from " + f1 + ":3 (target_hash " +
+                        run1[2]["target_hash"].get<std::string>() + ")"),
+            std::string::npos)
+      << tg.err;
+  EXPECT_FALSE(std::filesystem::exists(t / "s.sqlite"));
+  // Another model's run of the task over other documents: the store pairs the models on
+  // the doc_id, so refused as well.
+  const std::string f3 = t / "org__other/samples_h_2024-01-03T00-00-00.jsonl";
+  write_lines(f3, other);
+  CmdResult models = run_cli("import lm-eval " + f1 + " " + f3 + " --store " + (t / "s.sqlite"), t.path());
+  EXPECT_EQ(models.exit_code, 2) << models.err;
+  EXPECT_NE(models.err.find(f3 + ":1: doc_id 0: doc_hash d1ff0 differs from " + f1 + ":1"), std::string::npos)
+      << models.err;
+  // Lines without hashes: nothing to compare, nothing new said.
+  for (auto* ls : {&other, &target})
+    for (auto& o : *ls)
+      for (const char* k : {"doc_hash", "prompt_hash", "target_hash"}) o.erase(k);
+  write_lines(f1, target);
+  write_lines(f2, other);
+  CmdResult bare = run_cli("import lm-eval " + f1 + " " + f2 + " --store " + (t / "s.sqlite"), t.path());
+  EXPECT_EQ(bare.exit_code, 0) << bare.err;
+  EXPECT_EQ(bare.err.find("warning"), std::string::npos) << bare.err;
+  EXPECT_NE(bare.err.find("8 draws"), std::string::npos) << bare.err;
+}
+
+// Tester s11 finding 3, a later command: another model's run of a stored task is compared
+// with the documents stored (their identity is kept with the item's data); the same
+// documents import, other ones are refused naming the store and the stored line.
+TEST(ImportLmEval, AnotherModelsRunImportedLaterIsComparedWithTheStoredDocuments) {
+  TempDir t;
+  const std::string f1 = t / "org__m/samples_h_2024-01-01T00-00-00.jsonl";
+  const std::string same = t / "org__n/samples_h_2024-01-02T00-00-00.jsonl";
+  const std::string other = t / "org__o/samples_h_2024-01-03T00-00-00.jsonl";
+  const auto run1 = lines(kRun1);
+  write_lines(f1, run1);
+  write_lines(same, lines(kRun2));
+  auto changed = lines(kRun2);
+  changed[1]["doc_hash"] = "d1ff1";
+  write_lines(other, changed);
+  CmdResult a = run_cli("import lm-eval " + f1 + " --store " + (t / "s.sqlite"), t.path());
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  CmdResult o = run_cli("import lm-eval " + other + " --store " + (t / "s.sqlite"), t.path());
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_NE(o.err.find(other + ":2: doc_id 1: doc_hash d1ff1 differs from the item stored in " + (t / "s.sqlite") +
+                       " (doc_hash " + run1[1]["doc_hash"].get<std::string>() + ", from " + f1 + ":2)"),
+            std::string::npos)
+      << o.err;
+  CmdResult n = run_cli("import lm-eval " + same + " --store " + (t / "s.sqlite"), t.path());
+  ASSERT_EQ(n.exit_code, 0) << n.err;
+  auto s = Store::open_existing(t / "s.sqlite");
+  ASSERT_TRUE(s.ok());
+  auto draws = (*s)->draw_count();
+  ASSERT_TRUE(draws.ok());
+  EXPECT_EQ(*draws, 8);  // 4 of model m, 4 of model n; nothing of model o
+}
+
+// Tester s11 finding 3: a run missing documents, or runs over different doc_id sets, and a
+// changed prompt imported without a word. Now warnings on stderr; the draws still import.
+TEST(ImportLmEval, MissingDocumentsAndAChangedPromptAreWarningsAndTheDrawsStillImport) {
+  TempDir t;
+  const std::string f1 = t / "org__m/samples_h_2024-01-01T00-00-00.jsonl";
+  const std::string f2 = t / "org__m/samples_h_2024-01-02T00-00-00.jsonl";
+  const auto run1 = lines(kRun1);
+  write_lines(f1, run1);
+  auto run2 = lines(kRun2);
+  run2.pop_back();  // documents 0, 1, 2
+  write_lines(f2, run2);
+  CmdResult miss = run_cli("import lm-eval " + f1 + " " + f2 + " --store " + (t / "a.sqlite"), t.path());
+  ASSERT_EQ(miss.exit_code, 0) << miss.err;
+  EXPECT_NE(miss.err.find("import: warning: run " + f2 + " holds 3 of the 4 documents the runs of (org/m, h, default) "
+                          "in this import hold (missing doc_id 3): 1 item has fewer replicates than the others"),
+            std::string::npos)
+      << miss.err;
+  EXPECT_EQ(miss.err.find("run " + f1 + " holds"), std::string::npos) << miss.err;
+  EXPECT_NE(miss.err.find("7 draws (0 api_error, never scored) of 4 items"), std::string::npos) << miss.err;
+  // doc_id sets {0, 1, 2, 3} and {0, 1, 7, 3}: each run misses one of the 5 items.
+  run2 = lines(kRun2);
+  run2[2]["doc_id"] = 7;
+  write_lines(f2, run2);
+  CmdResult sets = run_cli("import lm-eval " + f1 + " " + f2 + " --store " + (t / "b.sqlite"), t.path());
+  ASSERT_EQ(sets.exit_code, 0) << sets.err;
+  EXPECT_NE(sets.err.find("run " + f1 + " holds 4 of the 5 documents the runs of (org/m, h, default) in this import "
+                          "hold (missing doc_id 7): 1 item has fewer replicates"),
+            std::string::npos)
+      << sets.err;
+  EXPECT_NE(sets.err.find("run " + f2 + " holds 4 of the 5 documents the runs of (org/m, h, default) in this import "
+                          "hold (missing doc_id 2): 1 item has fewer replicates"),
+            std::string::npos)
+      << sets.err;
+  EXPECT_NE(sets.err.find("8 draws (0 api_error, never scored) of 5 items"), std::string::npos) << sets.err;
+  // The same documents under another prompt (few-shot examples changed): a warning with the count.
+  run2 = lines(kRun2);
+  for (size_t k = 1; k < run2.size(); ++k) run2[k]["prompt_hash"] = "5h0t" + run2[k]["doc_id"].dump();
+  write_lines(f2, run2);
+  CmdResult prompt = run_cli("import lm-eval " + f1 + " " + f2 + " --store " + (t / "c.sqlite"), t.path());
+  ASSERT_EQ(prompt.exit_code, 0) << prompt.err;
+  EXPECT_NE(prompt.err.find("import: warning: " + f2 + ": 3 of its 4 documents have a prompt_hash other than in an "
+                            "earlier run of (org/m, h, default) (first: doc_id 1, " + f2 + ":2: 5h0t1, " + f1 +
+                            ":2: " + run1[1]["prompt_hash"].get<std::string>() + ")"),
+            std::string::npos)
+      << prompt.err;
+  EXPECT_NE(prompt.err.find("8 draws"), std::string::npos) << prompt.err;
+  // The fixtures' two runs hold the same documents under the same prompt: nothing said.
+  CmdResult same = run_cli("import lm-eval " + kRun1 + " " + kRun2 + " --store " + (t / "d.sqlite"), t.path());
+  ASSERT_EQ(same.exit_code, 0) << same.err;
+  EXPECT_EQ(same.err.find("warning"), std::string::npos) << same.err;
+  EXPECT_NE(same.err.find("8 draws (0 api_error, never scored) of 4 items"), std::string::npos) << same.err;
+}
+
 // Python's json writes a float nan as a bare NaN: named, exit 2 (was nlohmann's "invalid literal").
 TEST(ImportLmEval, ANaNMetricExitsTwoNamingFileLineAndMetric) {
   TempDir t;

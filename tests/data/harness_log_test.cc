@@ -275,6 +275,96 @@ TEST(HarnessLogs, TheSameRunTwiceIsRefusedNamingBothPaths) {
   EXPECT_NE(st2.message().find((t / "x.json") + " and " + (t / "y.json")), std::string::npos) << st2.message();
 }
 
+/// An lm-eval line of document `doc` with the given doc_hash (and filter).
+std::string lm_line(int doc, const std::string& doc_hash, const std::string& filter = "none") {
+  return nlohmann::json{{"doc_id", doc},          {"target", "a"},        {"filter", filter},
+                        {"metrics", {"acc"}},     {"acc", 1},             {"doc_hash", doc_hash},
+                        {"target_hash", "t"},     {"prompt_hash", "p"}}
+             .dump() +
+         "\n";
+}
+
+/// An Inspect log of sample 1 in two epochs, each input one chat message with Inspect's
+/// generated message id.
+std::string chat_log(const std::string& eval_id, const std::vector<std::string>& msg_ids,
+                     const std::vector<std::string>& contents, const std::vector<std::string>& targets) {
+  nlohmann::json log = {{"version", 2},
+                        {"status", "success"},
+                        {"eval", {{"task", "toy"}, {"model", "local/m"}, {"eval_id", eval_id}, {"config", {{"epochs", 2}}}}},
+                        {"samples", nlohmann::json::array()}};
+  for (int e = 0; e < 2; ++e)
+    log["samples"].push_back({{"id", 1},
+                              {"epoch", e + 1},
+                              {"input", {{{"id", msg_ids.at(e)}, {"role", "user"}, {"content", contents.at(e)}, {"source", "input"}}}},
+                              {"target", targets.at(e)},
+                              {"scores", {{"match", {{"value", "C"}}}}}});
+  return log.dump();
+}
+
+// Tester s11 finding 3: a replicate must have answered the same input. Within one task an
+// item's identity (lm-eval doc_hash, target_hash; Inspect input and target) must agree in
+// every log and every record of a log, across models too; another task may reuse the id.
+TEST(HarnessLogs, AnItemMustBeTheSameInputInEveryRecordOfItsTask) {
+  testing::TempDir t;
+  auto lm = [&](const std::string& name, const std::string& subject, const std::string& text) {
+    testing::write_text(t / name, text);
+    auto log = read_lm_eval_samples(t / name, {subject, "", "default", ""});
+    EXPECT_TRUE(log.ok()) << log.status().message();
+    return log.ok() ? *log : HarnessLog{};
+  };
+  const HarnessLog a = lm("samples_x_2024-01-01T00-00-00.jsonl", "m", lm_line(0, "h0") + lm_line(1, "h1"));
+  const HarnessLog b = lm("samples_x_2024-01-02T00-00-00.jsonl", "n", lm_line(1, "h1") + lm_line(0, "OTHER"));
+  const HarnessLog c = lm("samples_y_2024-01-02T00-00-00.jsonl", "m", lm_line(0, "OTHER"));
+  EXPECT_EQ(a.item_identity.at("0").same, (std::map<std::string, std::string>{{"doc_hash", "h0"}, {"target_hash", "t"}}));
+  EXPECT_EQ(a.item_identity.at("0").warn, (std::map<std::string, std::string>{{"prompt_hash", "p"}}));
+  auto ab = check_same_items({a, b});
+  ASSERT_FALSE(ab.ok());
+  EXPECT_EQ(ab.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(ab.status().message().find(b.path + ":2: doc_id 0: doc_hash OTHER differs from " + a.path +
+                                       ":1 (doc_hash h0): a different dataset version under the same document id"),
+            std::string::npos)
+      << ab.status().message();
+  auto ac = check_same_items({a, c});  // task y's document 0 is another document
+  ASSERT_TRUE(ac.ok()) << ac.status().message();
+  EXPECT_TRUE(ac->empty());
+  // Two filters' lines of one document that disagree: an error of the reader.
+  testing::write_text(t / "samples_z_2024-01-01T00-00-00.jsonl", lm_line(0, "h0") + lm_line(0, "h9", "strict"));
+  auto z = read_lm_eval_samples(t / "samples_z_2024-01-01T00-00-00.jsonl", {"m", "", "default", ""});
+  ASSERT_FALSE(z.ok());
+  EXPECT_NE(z.status().message().find(t / "samples_z_2024-01-01T00-00-00.jsonl:2: doc_id 0: doc_hash h9 differs"),
+            std::string::npos)
+      << z.status().message();
+
+  // Inspect: the generated message ids differ between epochs and runs and are left out.
+  testing::write_text(t / "r1.json", chat_log("r1", {"m1", "m2"}, {"q", "q"}, {"A", "A"}));
+  testing::write_text(t / "r2.json", chat_log("r2", {"m3", "m4"}, {"q", "q"}, {"A", "A"}));
+  testing::write_text(t / "r3.json", chat_log("r3", {"m5", "m6"}, {"q2", "q2"}, {"A", "A"}));
+  std::vector<HarnessLog> ins;
+  for (const char* f : {"r1.json", "r2.json", "r3.json"}) {
+    auto log = read_inspect_log(t / f, {});
+    ASSERT_TRUE(log.ok()) << log.status().message();
+    ins.push_back(std::move(*log));
+  }
+  auto same = check_same_items({ins[0], ins[1]});
+  ASSERT_TRUE(same.ok()) << same.status().message();
+  EXPECT_TRUE(same->empty());
+  auto differ = check_same_items(ins);
+  ASSERT_FALSE(differ.ok());
+  EXPECT_NE(differ.status().message().find((t / "r3.json") + ": samples[0] (sample 1, epoch 1): sample 1: input sha256 " +
+                                           ins[2].item_identity.at("1").same.at("input sha256") + " differs from " +
+                                           (t / "r1.json") + ": samples[0] (sample 1, epoch 1) (input sha256 " +
+                                           ins[0].item_identity.at("1").same.at("input sha256") + ")"),
+            std::string::npos)
+      << differ.status().message();
+  // Two epochs of one sample with another target: an error of the reader.
+  testing::write_text(t / "r4.json", chat_log("r4", {"m1", "m2"}, {"q", "q"}, {"A", "B"}));
+  auto r4 = read_inspect_log(t / "r4.json", {});
+  ASSERT_FALSE(r4.ok());
+  EXPECT_NE(r4.status().message().find((t / "r4.json") + ": samples[1] (sample 1, epoch 2): sample 1: target sha256 "),
+            std::string::npos)
+      << r4.status().message();
+}
+
 TEST(LmEvalLog, RunIdIsTheFileNameAndItsSha256) {
   testing::TempDir t;
   const std::string line = "{\"doc_id\": 0, \"target\": \"a\", \"metrics\": [\"acc\"], \"acc\": 1}\n";
