@@ -135,4 +135,24 @@ Status check_stored_draws_match(const Study& study, const std::vector<TaskItem>&
   return Status::Ok();
 }
 
+Status check_store_holds_this_study(const Study& study, Store& store) {
+  auto rec = store.get_study();
+  if (!rec.ok()) return rec.status().code() == StatusCode::kNotFound ? Status::Ok() : rec.status();
+  NF_ASSIGN_OR_RETURN(int64_t n, store.draw_count());
+  if (n == 0) return Status::Ok();
+  if (rec->hash.empty())
+    return FailedPrecondition(fmt::format(
+        "{}: the store holds {} draw{} written by an import (`noisefloor import ...`), not made by a study: "
+        "running study '{}' into it would mix its draws with them, and the report would count both as one study. "
+        "Write to a new store (--out DIR or --store PATH)",
+        store.path(), n, n == 1 ? "" : "s", study.name));
+  if (rec->name != study.name)
+    return FailedPrecondition(fmt::format(
+        "{}: the store holds {} draw{} of another study, '{}' (this one is '{}'): running it into that store "
+        "would mix the two studies, with --refresh too. Write to a new store (--out DIR or --store PATH); if "
+        "this is the same study renamed, put back `name: {}`",
+        store.path(), n, n == 1 ? "" : "s", rec->name, study.name, rec->name));
+  return Status::Ok();
+}
+
 }  // namespace nf

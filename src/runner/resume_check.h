@@ -35,4 +35,17 @@ namespace nf {
 Status check_stored_draws_match(const Study& study, const std::vector<TaskItem>& items,
                                 const std::vector<Config>& configs, Store& store);
 
+/// Refuses to run `study` into `store` when the store's draws are not this study's at all
+/// (tester s11 finding 7: a run into a store of imported logs was accepted silently, and the
+/// report then mixed both and called the complete run "partial"):
+///  - the store holds draws written by an import (`import draws | inspect | lm-eval | ...`:
+///    its study record has an empty hash), which were made by no study;
+///  - the store holds draws of a study of another `name`.
+/// Checked for `--refresh` too (a refresh replaces this study's planned draws only; the
+/// others would stay beside them). A store without a study record or without draws passes.
+/// Returns FailedPrecondition (exit 2) naming the store, how many draws it holds and whose,
+/// and the way out (a new store; for a renamed study, its old name); the store's read
+/// errors otherwise. Cost: the study record and one count of the draws.
+Status check_store_holds_this_study(const Study& study, Store& store);
+
 }  // namespace nf

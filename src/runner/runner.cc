@@ -327,6 +327,7 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
 
   // Before the records are overwritten: were the stored draws made under this study?
   // (--refresh draws them all again, so it needs no check.)
+  if (options.record_study) NF_RETURN_IF_ERROR(check_store_holds_this_study(study, store));
   if (options.record_study && !options.refresh)
     NF_RETURN_IF_ERROR(check_stored_draws_match(study, items, configs, store));
   if (options.record_study) NF_RETURN_IF_ERROR(record_study(study, items, configs, store, options.progress));

@@ -91,6 +91,33 @@ TEST(Summary, LargestEffectsAboveTheFloorFirstControlArmsExcluded) {
   EXPECT_EQ(pooled_lines, 0);
 }
 
+// Tester s11 finding 4: with reference draws only (no descriptor contrast at all) the
+// Summary said "No descriptor contrast ... flips more often than its action's floor", which
+// reads as "no bias found"; it says no flip rate was tested.
+TEST(Summary, NoContrastsIsNotANegativeFinding) {
+  json r = results();
+  r["analyses"]["fairness"]["rows"][0]["flips"] = json::array();
+  std::vector<std::string> lines;
+  {
+    const auto h = headline(r);
+    lines = h[0].lines;
+  }
+  bool said = false;
+  for (const auto& l : lines) {
+    EXPECT_EQ(l.find("flips more often"), std::string::npos) << l;
+    said = said || l == "No descriptor contrasts at t=0: the store holds reference draws only, so no flip rate was "
+                        "tested (floors only).";
+  }
+  EXPECT_TRUE(said);
+  // Contrasts that all stay below their floors are still a finding.
+  r["analyses"]["fairness"]["rows"][0]["flips"] = {flip("d", "admit", 0.04, 0.05, false)};
+  const auto h = headline(r);
+  bool below = false;
+  for (const auto& l : h[0].lines)
+    below = below || l == "No descriptor contrast at t=0 flips more often than its action's floor.";
+  EXPECT_TRUE(below);
+}
+
 TEST(Summary, FlagsAndMcqReplicateAreSaid) {
   json r = results();
   r["analyses"]["floor"]["rows"][1]["degenerate"] = true;

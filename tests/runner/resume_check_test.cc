@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/test_data.h"
+#include "runner/import.h"
 #include "runner/runner.h"
 #include "spec/study.h"
 #include "store/store.h"
@@ -176,6 +177,60 @@ TEST(ResumeCheckFresh, AStoreWithoutDrawsOrStudyPasses) {
   auto r = run(study_of(d, e), **s);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_GT(r->executed, 0);
+}
+
+}  // namespace
+}  // namespace nf
+
+// Tester s11 finding 7: `run` into a store of imported draws, or of another study (even
+// with --refresh, which the old refusal suggested), mixed the two; the report then called
+// the complete run "partial" and counted foreign items in its coverage.
+namespace nf {
+namespace {
+
+TEST(StoreOfAnotherStudy, ImportedDrawsAreRefusedEvenWithRefresh) {
+  testing::TempDir d;
+  {
+    std::ofstream csv(d / "imported.csv");
+    csv << "subject,item,condition,config,replicate,outcome,value\nm,q1,none,default,0,correct,1\n"
+           "m,q1,none,default,1,correct,0\n";
+  }
+  auto s = Store::open(d / "mix.sqlite");
+  ASSERT_TRUE(s.ok());
+  auto imported = import_long_draws_file(d / "imported.csv", **s, "imported");
+  ASSERT_TRUE(imported.ok()) << imported.status().message();
+  for (bool refresh : {false, true}) {
+    auto r = run(study_of(d, {}), **s, refresh);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+    EXPECT_NE(r.status().message().find("holds 2 draws written by an import"), std::string::npos)
+        << r.status().message();
+    EXPECT_NE(r.status().message().find("new store"), std::string::npos);
+    EXPECT_EQ(*(*s)->draw_count(), 2);
+  }
+}
+
+TEST(StoreOfAnotherStudy, AnotherStudysDrawsAreRefusedEvenWithRefresh) {
+  testing::TempDir d;
+  auto s = Store::open(d / "mix.sqlite");
+  ASSERT_TRUE(s.ok());
+  auto first = run(study_of(d, {}), **s);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  const int64_t drawn = *(*s)->draw_count();
+  auto other = study_of(d, {});
+  other.name = "other";
+  for (bool refresh : {false, true}) {
+    auto r = run(other, **s, refresh);
+    ASSERT_FALSE(r.ok());
+    const std::string m = r.status().message();
+    EXPECT_NE(m.find("of another study, 'resume' (this one is 'other')"), std::string::npos) << m;
+    EXPECT_NE(m.find("put back `name: resume`"), std::string::npos) << m;
+    EXPECT_EQ(m.find("draw them all again with --refresh"), std::string::npos) << m;  // not offered: it mixes too
+    EXPECT_EQ(*(*s)->draw_count(), drawn);
+  }
+  // The same study still resumes and refreshes.
+  EXPECT_TRUE(run(study_of(d, {}), **s).ok());
+  EXPECT_TRUE(run(study_of(d, {}), **s, true).ok());
 }
 
 }  // namespace
