@@ -12,6 +12,7 @@
 #include "metrics/analyze.h"
 #include "metrics/check.h"
 #include "store/store.h"
+#include "metrics/coverage.h"
 #include "util/exit_code.h"
 #include "util/file.h"
 
@@ -19,7 +20,8 @@ namespace nf::cli {
 
 int cmd_check(int argc, char** argv) {
   CLI::App app{"Gate a CI job on the noise floor: run the analyses over a store (or read a results.json) and check "
-               "rules against them. Exit 0 when every rule passes, 1 when one fails (each failing cell is named), 2 "
+               "rules against them. Exit 0 when every rule passes, 1 when one fails (each failing cell is named) or "
+               "the store's plan is partial (unless --allow-partial), 2 "
                "for a bad rule or input (a rule that matches no cell is a bad rule).\n\nExamples:\n"
                "  noisefloor check --store runs/s/store.sqlite --max-pooled-floor 0.05 --max-parse-error-rate 0.02\n"
                "  noisefloor check --store runs/s/store.sqlite --rules ci/noise-gates.yaml\n"
@@ -32,7 +34,7 @@ int cmd_check(int argc, char** argv) {
                "    - {rule: min_clusters, min: 30}",
                "noisefloor check"};
   std::string store_path, results_path, rules_path;
-  bool flip = false, accuracy = false, verbose = false;
+  bool flip = false, accuracy = false, verbose = false, allow_partial = false;
   double max_pooled = -1, max_parse = -1, min_clusters = -1;
   AnalyzeOptions o;
   o.tool_version = NOISEFLOOR_VERSION;
@@ -49,6 +51,9 @@ int cmd_check(int argc, char** argv) {
   app.add_option("--resamples", o.bootstrap.resamples, "cluster-bootstrap resamples (default: the study's, else 2000)")
       ->check(at_least(1));
   app.add_flag("--verbose,-v", verbose, "also print the cells that pass");
+  app.add_flag("--allow-partial", allow_partial,
+               "do not fail when the store's plan is partial (planned draws or cells not drawn yet: the rules then "
+               "check only what ran); without it such a store fails the check");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -120,8 +125,16 @@ int cmd_check(int argc, char** argv) {
                 f.cell.c_str(), f.detail.c_str());
   }
   const size_t failed = report->failed();
-  std::printf("check: %zu rule(s), %zu cell(s) checked, %zu failed\n", rules.size(), report->findings.size(), failed);
-  return failed > 0 ? static_cast<int>(ExitCode::kProblems) : 0;
+  // A partial plan (an interrupted, crashed or rate-limited run) checks only the cells that
+  // ran: the ones that would fail may never have been drawn (tester s11 finding 18).
+  const std::string partial = results.contains("plan") ? partial_plan_text(results["plan"]) : "";
+  if (!partial.empty())
+    std::printf("%s plan: %s: the rules checked only the draws that ran%s\n", allow_partial ? "note" : "FAIL",
+                partial.c_str(), allow_partial ? " (--allow-partial)" : "; finish the run, or pass --allow-partial");
+  const bool plan_failed = !partial.empty() && !allow_partial;
+  std::printf("check: %zu rule(s), %zu cell(s) checked, %zu failed%s\n", rules.size(), report->findings.size(), failed,
+              plan_failed ? ", plan partial" : "");
+  return failed > 0 || plan_failed ? static_cast<int>(ExitCode::kProblems) : 0;
 }
 
 }  // namespace nf::cli

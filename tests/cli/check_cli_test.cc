@@ -125,3 +125,39 @@ TEST(CheckCli, BadRulesExitTwo) {
 
 }  // namespace
 }  // namespace nf
+
+// Tester s11 finding 18: `check` passed (exit 0) on a store whose plan was 13% run: the
+// cells that would fail were never drawn.
+namespace nf {
+namespace {
+
+TEST(CheckCli, APartialPlanFailsUnlessAllowed) {
+  TempDir t;
+  CmdResult part = run_cli("run " + std::string(NF_SOURCE_DIR) + "/examples/sample-floor.yaml --store " +
+                               (t / "part.sqlite") + " --max-draws 150 --quiet",
+                           t.path());
+  ASSERT_EQ(part.exit_code, 0) << part.err;
+  CmdResult gate = run_cli("check --store " + (t / "part.sqlite") + " --max-pooled-floor 0.99", t.path());
+  EXPECT_EQ(gate.exit_code, 1) << gate.out << gate.err;
+  EXPECT_NE(gate.out.find("FAIL plan: partial: 150 of 1152 planned draws stored (13.0%); 6 of 8 planned cells have "
+                          "no draws"),
+            std::string::npos)
+      << gate.out;
+  EXPECT_NE(gate.out.find("0 failed, plan partial"), std::string::npos) << gate.out;
+  CmdResult allowed =
+      run_cli("check --store " + (t / "part.sqlite") + " --max-pooled-floor 0.99 --allow-partial", t.path());
+  EXPECT_EQ(allowed.exit_code, 0) << allowed.out << allowed.err;
+  EXPECT_NE(allowed.out.find("note plan: partial: 150 of 1152"), std::string::npos) << allowed.out;
+  // Finished, the same gate passes without the flag.
+  ASSERT_EQ(run_cli("run " + std::string(NF_SOURCE_DIR) + "/examples/sample-floor.yaml --store " + (t / "part.sqlite") +
+                        " --quiet",
+                    t.path())
+                .exit_code,
+            0);
+  CmdResult full = run_cli("check --store " + (t / "part.sqlite") + " --max-pooled-floor 0.99", t.path());
+  EXPECT_EQ(full.exit_code, 0) << full.out << full.err;
+  EXPECT_EQ(full.out.find("plan"), std::string::npos) << full.out;
+}
+
+}  // namespace
+}  // namespace nf
