@@ -270,7 +270,14 @@ Result<CheckReport> evaluate_checks(const nlohmann::json& results, const std::ve
         std::map<std::string, std::string> f{{"a", str(row, "a")}, {"b", str(row, "b")},
                                              {"config", str(row, "config")}, {"condition", str(row, "condition")},
                                              {"outcome", str(row, "outcome")}};
-        if (!selected(r, f)) continue;
+        // The rule may name the pair in either order; rows are stored a < b by name
+        // (tester s11 finding 19: `a: candidate, b: baseline` matched no cell).
+        double sign = 1;
+        if (!selected(r, f)) {
+          std::swap(f["a"], f["b"]);
+          if (!selected(r, f)) continue;
+          sign = -1;
+        }
         const std::vector<std::string> order{"a", "b", "config", "condition", "outcome"};
         const std::string tail = "|" + f["config"] + "|" + f["condition"] + "|" + f["outcome"];
         auto ha = floor_high.find(f["a"] + tail), hb = floor_high.find(f["b"] + tail);
@@ -279,11 +286,13 @@ Result<CheckReport> evaluate_checks(const nlohmann::json& results, const std::ve
           add(f, order, false, "accuracy difference or a floor interval undefined (a subject has < 2 replicates?)");
           continue;
         }
+        diff *= sign;
         const double bound = std::max(ha->second, hb->second);
         const bool pass = std::fabs(diff) > bound;
         add(f, order, pass,
-            fmt::format("|accuracy difference| {} {} larger floor upper bound {} ({} {}, {} {}){}",
-                        fmt_num(std::fabs(diff)), pass ? ">" : "<=", fmt_num(bound), f["a"], fmt_num(ha->second),
+            fmt::format("|accuracy difference| {} {} larger floor upper bound {} (a - b = {}: {}; {} {}, {} {}){}",
+                        fmt_num(std::fabs(diff)), pass ? ">" : "<=", fmt_num(bound), fmt_num(diff),
+                        diff > 0 ? "a is ahead" : diff < 0 ? "b is ahead" : "equal", f["a"], fmt_num(ha->second),
                         f["b"], fmt_num(hb->second),
                         bound_note.count(f["a"] + tail)   ? "; " + f["a"] + ": " + bound_note[f["a"] + tail]
                         : bound_note.count(f["b"] + tail) ? "; " + f["b"] + ": " + bound_note[f["b"] + tail]

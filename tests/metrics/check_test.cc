@@ -166,5 +166,20 @@ TEST(Check, ADegenerateZeroFloorIsBoundedByWilsonOverItsClusters) {
   EXPECT_NE(three->findings[0].detail.find("floor upper bound 0.5615"), std::string::npos) << three->findings[0].detail;
 }
 
+// Tester s11 finding 19: a rule naming the pair in the other order than stored (rows are
+// a < b by name) matched no cell; the message now gives the signed difference in the
+// rule's order.
+TEST(Check, AccuracyDifferenceRuleMatchesThePairInEitherOrder) {
+  auto straight = evaluate_checks(results_fixture(), parse("- {rule: accuracy_difference_clears_floor, a: m1, b: m2}\n"));
+  auto swapped = evaluate_checks(results_fixture(), parse("- {rule: accuracy_difference_clears_floor, a: m2, b: m1}\n"));
+  ASSERT_TRUE(straight.ok() && swapped.ok());
+  ASSERT_EQ(straight->findings.size(), 1u);
+  ASSERT_EQ(swapped->findings.size(), 1u);
+  EXPECT_EQ(straight->findings[0].passed, swapped->findings[0].passed);
+  EXPECT_NE(straight->findings[0].detail.find("a - b = 0.1: a is ahead"), std::string::npos) << straight->findings[0].detail;
+  EXPECT_NE(swapped->findings[0].detail.find("a - b = -0.1: b is ahead"), std::string::npos) << swapped->findings[0].detail;
+  EXPECT_EQ(swapped->findings[0].cell.rfind("a=m2 b=m1", 0), 0u) << swapped->findings[0].cell;
+}
+
 }  // namespace
 }  // namespace nf
