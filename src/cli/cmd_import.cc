@@ -297,14 +297,18 @@ int cmd_import(int argc, char** argv) {
                "CSV (header row, columns in any order) or JSONL (one object per line).\n"
                "  required columns: subject,item,condition,config,replicate,outcome,value\n"
                "    (condition and config may be empty: none, default; replicate 0, 1, ...)\n"
-               "  optional columns: cluster (empty or absent = the item), label, status (ok)\n"
+               "  optional columns: cluster (empty or absent = the item), label, status (empty = ok)\n"
                "value is a finite number, true/false (1/0), or a category label (B) for a categorical\n"
-               "outcome; one outcome's values are all numbers or all labels. Refused (exit 2, nothing\n"
+               "outcome; one outcome's values are all numbers or all labels. A draw whose status is\n"
+               "parse_error, refused or api_error is ONE row with empty outcome and value (it has no\n"
+               "outcomes; api_error draws are never scored). The JSONL draw lines of `export` (one draw\n"
+               "with an outcomes array) are read too. Refused (exit 2, nothing\n"
                "written; a store the command created is removed, as on Ctrl-C): nan/inf, a non-zero\n"
                "value that underflows to 0 (1e-400), an outcome mixing numbers and labels (1O among\n"
                "0/1), two labels that differ only by surrounding spaces ('B', 'B '), two values of a\n"
                "key column (subject, item, cluster, condition, config) that do ('q1', 'q1 '), a\n"
-               "repeated key in a JSONL object, a file without rows. Labels and key values differing\n"
+               "repeated key in a JSONL object, a file without rows, a non-ok row with an outcome or\n"
+               "value, an ok row without an outcome, rows of one draw with two statuses. Labels and key values differing\n"
                "only by case get a warning.\n"
                "--binary OUTCOME refuses any value of OUTCOME but 0/1/true/false; without it an\n"
                "outcome that is 0/1 except a few values gets a warning naming them (docs/store.md).\n"
@@ -390,9 +394,9 @@ int cmd_import(int argc, char** argv) {
     if (!sum.ok()) return fail("import", sum.status());
     guard.keep();
     for (const auto& w : sum->warnings) std::fprintf(stderr, "import: warning: %s\n", w.c_str());
-    std::fprintf(stderr, "import: %lld rows -> %lld draws of %lld items into %s\n",
+    std::fprintf(stderr, "import: %lld rows -> %lld draws of %lld items (%s) into %s\n",
                  static_cast<long long>(sum->rows), static_cast<long long>(sum->draws),
-                 static_cast<long long>(sum->items), store_path.c_str());
+                 static_cast<long long>(sum->items), status_counts_text(sum->by_status).c_str(), store_path.c_str());
     return 0;
   }
   ProviderMap providers;
@@ -485,7 +489,9 @@ class LineCountingBuf : public std::streambuf {
 int cmd_export(int argc, char** argv) {
   CLI::App app{"Export what a store holds for pandas or R, in the formats `import` reads back.\n\n"
                "--what draws (default): JSONL (one draw per line with its outcomes, every status) or CSV (one\n"
-               "  outcome per row, the long format of `import draws`; only draws with outcomes have rows).\n"
+               "  outcome per row, the long format of `import draws`; a parse_error, refused or api_error draw is\n"
+               "  one row with its status and empty outcome and value; an ok draw without outcomes has none).\n"
+               "  `import draws` reads both formats back (the draws with their statuses and outcomes).\n"
                "--what judgments: judge votes as subject,subject_provider,item,cluster,judge,judge_provider,label\n"
                "  (the `import votes` format) plus status and the judged draw's condition, config, replicate, draw_id.\n"
                "--what labels: human labels as rater,subject,item,label (the `import labels` format).\n\n"
@@ -538,7 +544,7 @@ int cmd_export(int argc, char** argv) {
   if (!st.ok()) return fail("export", st);
   const std::string noun = what == "judgments" ? "judge votes"
                            : what == "labels"  ? "human labels"
-                           : csv               ? "outcome rows"
+                           : csv               ? "rows"
                                                : "draws";
   if (rows == 0) {
     // Nothing to export in this form: say why and where it is instead of an empty file.

@@ -229,7 +229,26 @@ class RowConverter {
     };
     if (f[kSubject].empty()) return err(kSubject, "empty");
     if (f[kItem].empty()) return err(kItem, "empty");
-    if (f[kOutcome].empty()) return err(kOutcome, "empty");
+    // The draw's status: empty = ok. An ok draw has a row per outcome; a draw of any other
+    // status has one row, with empty outcome, value and label (it has no outcomes).
+    DrawStatus status = DrawStatus::kOk;
+    if (const std::string_view st = trim_view(f[kStatus]); !st.empty()) {
+      auto parsed = parse_draw_status(st);
+      if (!parsed.ok())
+        return err(kStatus, fmt::format("'{}': expected ok, parse_error, refused or api_error (empty = ok)", shown(st)));
+      status = *parsed;
+    }
+    const bool ok = status == DrawStatus::kOk;
+    if (ok && f[kOutcome].empty())
+      return err(kOutcome, "empty (only a row of a parse_error, refused or api_error draw has no outcome: give it "
+                           "its status in the status column)");
+    if (!ok) {
+      for (const int c : {kOutcome, kValue, kLabel})
+        if (!trim_view(f[c]).empty())
+          return err(c, fmt::format("'{}' on a row of status {}: a draw that is not ok has no outcomes (one row "
+                                    "per draw, with empty outcome, value and label)",
+                                    shown(f[c]), draw_status_name(status)));
+    }
     const bool cluster_defaulted = f[kCluster].empty();
     // `row` is the previous row's: most keys repeat from row to row (a draw's outcomes are
     // adjacent), and a compare costs less than an assign (issue 14). What changed goes to
@@ -244,7 +263,7 @@ class RowConverter {
       changed |= LongDrawRow::kChangedCondition;
     if (set_if_changed(row->config, f[kConfig].empty() ? std::string_view("default") : f[kConfig]))
       changed |= LongDrawRow::kChangedConfig;
-    if (set_if_changed(row->outcome, f[kOutcome])) changed |= LongDrawRow::kChangedOutcome;
+    if (set_if_changed(row->outcome, ok ? f[kOutcome] : std::string_view())) changed |= LongDrawRow::kChangedOutcome;
     // Key values that differ only by surrounding whitespace would be two items (subjects,
     // ...): refused; by case: a warning. A string compare per row, a lookup per new value.
     // A defaulted cluster is the item, so while no row has named a cluster the item check
@@ -268,10 +287,6 @@ class RowConverter {
           {kConfig, &row->config, LongDrawRow::kChangedConfig}})
       if ((changed & bit) != 0 && (col != kCluster || cluster_named_) && !keys_[col].repeats(*value))
         NF_RETURN_IF_ERROR(keys_[col].check_new(*value, line));
-    if (const std::string_view st = trim_view(f[kStatus]); !st.empty() && st != "ok")
-      return err(kStatus, fmt::format("'{}': only ok draws carry outcomes (api_error, parse_error and refused "
-                                      "draws have none to import)",
-                                      st));
 
     const std::string_view rep = trim_view(f[kReplicate]);
     if (rep.empty()) return err(kReplicate, "empty, expected a non-negative integer");
@@ -281,7 +296,25 @@ class RowConverter {
     if (rep.size() > 9) return err(kReplicate, fmt::format("'{}' is out of range", rep));
     int r = 0;
     for (char c : rep) r = r * 10 + (c - '0');
+    const bool same_draw = (changed & kKeyBits) == 0 && row->replicate == r;  // as the previous row's
     row->replicate = r;
+    row->status = status;
+    // The rows of one draw agree on its status, and a draw that is not ok has one row: here
+    // for adjacent rows (the usual layout); the import's store finds the others.
+    if (same_draw && (status != prev_status_ || !ok)) {
+      const DrawKey key{row->subject, row->item, row->condition, row->config, r};
+      if (status != prev_status_)
+        return status_conflict_error(path_, line, key, draw_status_name(status), prev_line_,
+                                     draw_status_name(prev_status_));
+      return second_status_row_error(path_, line, key, draw_status_name(status), prev_line_);
+    }
+    if (!same_draw) prev_line_ = line;
+    prev_status_ = status;
+    if (!ok) {
+      row->value = 0.0;
+      if (set_if_changed(row->label, std::string_view())) row->changed |= LongDrawRow::kChangedLabel;
+      return Status::Ok();
+    }
 
     const std::string_view v = f[kValue];
     const std::string_view tv = trim_view(v);
@@ -418,7 +451,11 @@ class RowConverter {
         path_, line, outcome, number, number_line, label, label_line));
   }
 
+  static constexpr unsigned kKeyBits = LongDrawRow::kChangedSubject | LongDrawRow::kChangedItem |
+                                      LongDrawRow::kChangedCondition | LongDrawRow::kChangedConfig;
   const std::string& path_;
+  DrawStatus prev_status_ = DrawStatus::kOk;  // the previous row's draw status
+  size_t prev_line_ = 0;                      // the first line of the previous row's draw
   std::array<KeySpellings, kConfig + 1> keys_;  // by Col: subject, item, cluster, condition, config
   bool cluster_named_ = false;                  // a row so far had a non-empty cluster
   bool first_row_ = true;                       // convert has not been called yet
@@ -658,7 +695,8 @@ struct JsonRow {
 /// Expands one exported draw object into long rows (one per outcome). The draw's fields
 /// become the key columns; an outcome needs a string name and a numeric value.
 Status expand_draw_line(const std::string& path, size_t line_no, const nlohmann::json& j,
-                        const std::function<Status(const JsonRow&)>& emit) {
+                        const std::function<Status(const JsonRow&)>& emit, bool* skipped_ok) {
+  *skipped_ok = false;
   const nlohmann::json& outs = j["outcomes"];
   if (!outs.is_array())
     return InvalidArgument(fmt::format("{}:{}: outcomes: expected an array, found {}", path, line_no, outs.type_name()));
@@ -675,6 +713,17 @@ Status expand_draw_line(const std::string& path, size_t line_no, const nlohmann:
   if (rep == j.end() || !rep->is_number_integer())
     return InvalidArgument(fmt::format("{}:{}: replicate: expected a non-negative integer", path, line_no));
   base.set(kReplicate, rep->dump());
+  if (outs.empty()) {
+    // A draw without outcomes: one row if it is not ok (parse_error, refused, api_error);
+    // an ok one (a chat study's draw, scored by judge votes) has nothing to import here:
+    // the caller counts it and says so.
+    const std::string_view status = base.present[kStatus] ? trim_view(base.text[kStatus]) : std::string_view();
+    if (status.empty() || status == "ok") {
+      *skipped_ok = true;
+      return Status::Ok();
+    }
+    return emit(base);
+  }
   for (size_t k = 0; k < outs.size(); ++k) {
     const nlohmann::json& o = outs[k];
     const std::string where = fmt::format("{}:{}: outcomes[{}]", path, line_no, k);
@@ -701,6 +750,7 @@ Status stream_jsonl(const std::string& path, const RowFn& fn, const LongDrawChec
   std::string line;
   size_t line_no = 0;
   bool any = false;
+  size_t skipped_ok = 0, first_skipped = 0;  // ok draw lines without outcomes
   while (std::getline(in, line)) {
     ++line_no;
     if (trim(line).empty()) continue;
@@ -715,14 +765,20 @@ Status stream_jsonl(const std::string& path, const RowFn& fn, const LongDrawChec
     if (j.contains("outcomes") && !j.contains("outcome")) {
       // One draw per line, as `noisefloor export --format jsonl` writes it: expand its
       // outcomes array [{name, value, label}] into long rows.
-      NF_RETURN_IF_ERROR(expand_draw_line(path, line_no, j, emit));
+      bool skipped = false;
+      NF_RETURN_IF_ERROR(expand_draw_line(path, line_no, j, emit, &skipped));
+      if (skipped && skipped_ok++ == 0) first_skipped = line_no;
       continue;
     }
     JsonRow row;
+    // A row of a draw that is not ok may leave outcome and value out (or null).
+    const auto st = j.find(kColName[kStatus]);
+    const bool not_ok = st != j.end() && st->is_string() && !trim(st->get<std::string>()).empty() &&
+                        trim(st->get<std::string>()) != "ok";
     for (int c = 0; c < kNumRequired; ++c) {
       auto it = j.find(kColName[c]);
       if (it == j.end() || it->is_null()) {
-        if (c == kCluster) continue;
+        if (c == kCluster || (not_ok && (c == kOutcome || c == kValue))) continue;
         return InvalidArgument(fmt::format("{}:{}: {}: missing", path, line_no, kColName[c]));
       }
       if (it->is_string()) {
@@ -751,8 +807,21 @@ Status stream_jsonl(const std::string& path, const RowFn& fn, const LongDrawChec
     }
     NF_RETURN_IF_ERROR(emit(row));
   }
-  if (!any) return InvalidArgument(fmt::format("{}: no rows (no JSON object in the file): nothing to import", path));
-  return conv.finish(warnings);
+  // Ok draws without outcomes (a chat study's, scored by judge votes) carry nothing the
+  // long format holds: said, never skipped silently.
+  const std::string skipped_note =
+      skipped_ok == 0 ? std::string()
+                      : fmt::format("{} ok draw line{} without outcomes (first on line {}) skipped: an ok draw is "
+                                    "imported through its outcomes (a chat study's draws are scored by judge votes: "
+                                    "export --what judgments, import votes)",
+                                    skipped_ok, skipped_ok == 1 ? "" : "s", first_skipped);
+  if (!any) {
+    if (skipped_ok > 0) return InvalidArgument(fmt::format("{}: no rows: {}; nothing to import", path, skipped_note));
+    return InvalidArgument(fmt::format("{}: no rows (no JSON object in the file): nothing to import", path));
+  }
+  NF_RETURN_IF_ERROR(conv.finish(warnings));
+  if (skipped_ok > 0 && warnings != nullptr) warnings->push_back(path + ": " + skipped_note);
+  return Status::Ok();
 }
 
 }  // namespace
@@ -774,11 +843,18 @@ Result<std::vector<LongDrawRow>> read_long_draws(const std::string& path, const 
                                                  std::vector<std::string>* warnings) {
   std::vector<LongDrawRow> out;
   std::map<std::tuple<std::string, std::string, std::string, std::string, int, std::string>, size_t> seen;
+  std::map<DrawKey, std::pair<DrawStatus, size_t>> draw_status;  // each draw's status and first line
   const Status scanned = for_each_long_draw(path, [&](const LongDrawRow& row, size_t line) -> Status {
+    const DrawKey dk{row.subject, row.item, row.condition, row.config, row.replicate};
+    auto [ds, fresh] = draw_status.try_emplace(dk, row.status, line);
+    if (!fresh && ds->second.first != row.status)
+      return status_conflict_error(path, line, dk, draw_status_name(row.status), ds->second.second,
+                                   draw_status_name(ds->second.first));
+    if (!fresh && row.status != DrawStatus::kOk)
+      return second_status_row_error(path, line, dk, draw_status_name(row.status), ds->second.second);
     auto key = std::make_tuple(row.subject, row.item, row.condition, row.config, row.replicate, row.outcome);
     if (auto d = seen.find(key); d != seen.end())
-      return duplicate_row_error(path, line, DrawKey{row.subject, row.item, row.condition, row.config, row.replicate},
-                                 row.outcome, d->second);
+      return duplicate_row_error(path, line, dk, row.outcome, d->second);
     seen.emplace(std::move(key), line);
     out.push_back(row);
     out.back().changed = LongDrawRow::kChangedAll;  // the streaming-only field at its default
@@ -794,6 +870,21 @@ size_t find_long_draw_line(const std::string& path, const LongDrawRow& key) {
     if (r.subject == key.subject && r.item == key.item && r.condition == key.condition && r.config == key.config &&
         r.replicate == key.replicate && r.outcome == key.outcome) {
       found = line;
+      return Internal("found");  // stops the scan
+    }
+    return Status::Ok();
+  });
+  return found;
+}
+
+bool find_long_draw_first(const std::string& path, const DrawKey& key, size_t* line, DrawStatus* status) {
+  bool found = false;
+  (void)for_each_long_draw(path, [&](const LongDrawRow& r, size_t l) -> Status {
+    if (r.subject == key.subject && r.item == key.item && r.condition == key.condition && r.config == key.config &&
+        r.replicate == key.replicate) {
+      found = true;
+      *line = l;
+      *status = r.status;
       return Internal("found");  // stops the scan
     }
     return Status::Ok();

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/types.h"
 #include "util/status.h"
 
 namespace nf {
@@ -17,6 +18,9 @@ struct LongDrawRow {
   std::string outcome;
   double value = 0.0;
   std::string label;  // the value as written, when it is not numeric (e.g. "B")
+  /// The draw's status (the `status` column; empty = ok). A row of a draw that is not ok
+  /// has no outcome: `outcome` and `label` are empty and `value` 0.
+  DrawStatus status = DrawStatus::kOk;
   /// Streaming only (for_each_long_draw): the string fields that differ from the previous
   /// row handed to the same scan's `fn`, as kChanged* bits (all set on the first row), so
   /// a consumer that keeps the previous row's strings copies only these (issue 14: most
@@ -45,15 +49,24 @@ struct LongDrawChecks {
 /// index per outcome (first seen = 0) with `label` kept. In JSONL a value may be a JSON
 /// number, true/false or a string; a string is read as a CSV field is ("0.5" is a
 /// number). Optional columns as `noisefloor export` writes them: `label` (kept with a
-/// numeric value, so an export -> import round trip keeps "B") and `status` (must be
-/// "ok" or empty: only ok draws carry outcomes; other columns are ignored). A JSONL line
-/// with an "outcomes" array (and no "outcome" key) is one draw as `noisefloor export
-/// --format jsonl` writes it; its outcomes are expanded into rows, so both export formats
-/// import back.
+/// numeric value, so an export -> import round trip keeps "B") and `status` (ok or
+/// empty = ok, parse_error, refused, api_error; other columns are ignored). An ok draw has
+/// a row per outcome; a draw of another status has ONE row whose outcome, value and label
+/// are empty (in JSONL absent or null too), read as a row with that status, outcome "",
+/// value 0. A JSONL line with an "outcomes" array (and no "outcome" key) is one draw as
+/// `noisefloor export --format jsonl` writes it; its outcomes are expanded into rows (a
+/// draw that is not ok, with none: its one row), so both export formats import back; an
+/// ok draw line without outcomes (a chat study's) is skipped and counted in a warning
+/// ("path: N ok draw lines without outcomes (first on line L) skipped ..."; a file of
+/// only such lines is an error).
 /// Category labels (and the `label` column) are kept as written; numbers are trimmed.
 /// Errors (InvalidArgument "path:line: column: problem"): missing column, empty
-/// subject/item/outcome/value, non-integer or negative replicate, a status other than
-/// ok, duplicate (subject,item,condition,config,replicate,outcome); a non-finite value
+/// subject/item, an empty outcome or value on an ok row, non-integer or negative
+/// replicate, an unknown status, an outcome, value or label on a row that is not ok, two
+/// statuses among the rows of one draw (subject,item,condition,config,replicate) or a
+/// second row of a draw that is not ok (data/import_messages.h status_conflict_error,
+/// second_status_row_error; the streaming form checks adjacent rows only), duplicate
+/// (subject,item,condition,config,replicate,outcome); a non-finite value
 /// (nan, inf, infinity in any case, or beyond a double's range such as 1e999; in JSONL
 /// the JSON parser already refuses 1e999, NaN and Infinity as malformed JSON); a
 /// non-zero value that underflows (magnitude below DBL_MIN, e.g. 1e-400, which would read
@@ -99,9 +112,10 @@ Result<std::vector<LongDrawRow>> read_long_draws(const std::string& path, const 
 /// maps, and for the checks each outcome's first line and value of each kind, at most
 /// 6 distinct values other than 0/1 and at most 100 label spellings), whatever the file
 /// size. Same format, checks,
-/// warnings and errors as read_long_draws, except that duplicates are NOT detected here
-/// (the caller's store detects them; see find_long_draw_line for naming the first
-/// occurrence). An error returned by `fn` stops the scan and is returned as is. The
+/// warnings and errors as read_long_draws, except that duplicates, and rows of one draw
+/// with two statuses, are NOT detected here unless the rows are adjacent (the caller's
+/// store detects them; see find_long_draw_line and find_long_draw_first for naming the
+/// first occurrence). An error returned by `fn` stops the scan and is returned as is. The
 /// cross-row checks that can only be decided at the end (an undeclared --binary name)
 /// fail after the last `fn` call: a caller that writes rows must commit only after this
 /// function returns Ok.
@@ -113,5 +127,10 @@ Status for_each_long_draw(const std::string& path,
 /// replicate, outcome), or 0 if none (for "duplicate row ... (first on line N)" errors
 /// of a streaming import; rescans the file).
 size_t find_long_draw_line(const std::string& path, const LongDrawRow& key);
+
+/// The first row of `path` of the draw `key` (any outcome): true with its line and status,
+/// or false if none (for "status: ... but line N gave the draw ..." errors of a streaming
+/// import; rescans the file).
+bool find_long_draw_first(const std::string& path, const DrawKey& key, size_t* line, DrawStatus* status);
 
 }  // namespace nf

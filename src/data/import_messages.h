@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -37,6 +38,32 @@ inline Status duplicate_row_error(const std::string& path, size_t line, const Dr
                                      "config={}, replicate={}, outcome={}) (first on line {})",
                                      path, line, key.subject, key.item, key.condition, key.config, key.replicate,
                                      outcome, first_line));
+}
+
+/// "(subject=S, item=I, condition=C, config=K, replicate=R)": a draw key in messages.
+inline std::string draw_key_message(const DrawKey& key) {
+  return fmt::format("(subject={}, item={}, condition={}, config={}, replicate={})", key.subject, key.item,
+                     key.condition, key.config, key.replicate);
+}
+
+/// InvalidArgument "path:line: status: 'ok', but line N gave the draw (subject=S, ...)
+/// status 'parse_error': ..." for the row on `line` whose draw an earlier row (on
+/// `first_line`) gave another status.
+inline Status status_conflict_error(const std::string& path, size_t line, const DrawKey& key,
+                                    std::string_view status, size_t first_line, std::string_view first_status) {
+  return InvalidArgument(fmt::format("{}:{}: status: '{}', but line {} gave the draw {} status '{}': the rows of "
+                                     "one draw agree on its status (a draw that is not ok has one row, with empty "
+                                     "outcome and value)",
+                                     path, line, status, first_line, draw_key_message(key), first_status));
+}
+
+/// InvalidArgument "path:line: status: a second row of the parse_error draw (subject=S,
+/// ...) (first on line N): ...": a draw that is not ok has one row.
+inline Status second_status_row_error(const std::string& path, size_t line, const DrawKey& key,
+                                      std::string_view status, size_t first_line) {
+  return InvalidArgument(fmt::format("{}:{}: status: a second row of the {} draw {} (first on line {}): a draw that "
+                                     "is not ok has one row, with empty outcome and value",
+                                     path, line, status, draw_key_message(key), first_line));
 }
 
 }  // namespace nf

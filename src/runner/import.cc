@@ -48,6 +48,31 @@ Status note_cluster(std::map<std::string, std::string>& item_cluster, const std:
 
 }  // namespace
 
+std::string status_counts_text(const std::array<int64_t, 4>& by_status) {
+  std::string out;
+  for (const DrawStatus st : {DrawStatus::kOk, DrawStatus::kParseError, DrawStatus::kRefused, DrawStatus::kApiError})
+    if (const int64_t n = by_status[static_cast<size_t>(st)]; n > 0)
+      out += fmt::format("{}{} {}", out.empty() ? "" : ", ", draw_status_name(st), n);
+  return out;
+}
+
+namespace {
+
+// The error for the row on `line` of `path` whose draw (not ok, or ok where an earlier row
+// made it not ok) the store met before in this import: a status conflict or a second row.
+Status status_row_problem(const std::string& path, size_t line, const DrawKey& key, DrawStatus status) {
+  size_t first = 0;
+  DrawStatus first_status = DrawStatus::kOk;
+  if (!find_long_draw_first(path, key, &first, &first_status) || first == line)
+    return Internal(fmt::format("{}:{}: import {}: the store found an earlier row of the draw, the file none", path,
+                                line, key.to_string()));
+  if (first_status != status)
+    return status_conflict_error(path, line, key, draw_status_name(status), first, draw_status_name(first_status));
+  return second_status_row_error(path, line, key, draw_status_name(status), first);
+}
+
+}  // namespace
+
 Result<ImportSummary> import_long_draws(const std::vector<LongDrawRow>& rows, Store& store,
                                         const std::string& study_name) {
   ImportSummary sum;
@@ -65,11 +90,12 @@ Result<ImportSummary> import_long_draws(const std::vector<LongDrawRow>& rows, St
     Draw& d = draws[key];
     d.key = key;
     d.cluster = cluster;
-    d.status = DrawStatus::kOk;
+    d.status = r.status;  // read_long_draws: the rows of one draw agree on it
     d.extra = {{"imported", true}};
-    d.outcomes.push_back({r.outcome, r.value, r.label});
+    if (r.status == DrawStatus::kOk) d.outcomes.push_back({r.outcome, r.value, r.label});
   }
   sum.draws = static_cast<int64_t>(draws.size());
+  for (const auto& [k, d] : draws) ++sum.by_status[static_cast<size_t>(d.status)];
   sum.items = static_cast<int64_t>(item_cluster.size());
   NF_RETURN_IF_ERROR(write_imported(draws, item_cluster, {}, store,
                                     StudyRecord{study_name, "", 0, {{"name", study_name}, {"imported", true}}}));
@@ -89,7 +115,8 @@ struct RowBlock {
     size_t line;
     double value;
     int replicate;
-    unsigned changed;
+    uint16_t changed;  // LongDrawRow::changed (7 bits)
+    uint8_t status;    // LongDrawRow::status, as its integer (the row stays 24 bytes)
   };
   std::vector<Row> rows;
   std::string text;
@@ -193,7 +220,7 @@ class ParsedRows {
         RowBlock& b = *cur;
         // The first row of the scan has every bit set, so the writer starts from it.
         const unsigned ch = r.changed;
-        const RowBlock::Row row{line, r.value, r.replicate, ch};
+        const RowBlock::Row row{line, r.value, r.replicate, static_cast<uint16_t>(ch), static_cast<uint8_t>(r.status)};
         if (b.n < b.rows.size()) b.rows[b.n] = row;
         else b.rows.push_back(row);  // the block's first use (capacity reserved)
         if (ch & LongDrawRow::kChangedSubject) b.put(r.subject);
@@ -246,6 +273,7 @@ Result<ImportSummary> import_long_draws_file(const std::string& path, Store& sto
   // item -> cluster: the only state that grows, with the number of items.
   std::unordered_map<std::string, std::string> item_cluster;
   NF_ASSIGN_OR_RETURN(auto bulk, store.begin_bulk_import());
+  std::array<int64_t, 4> non_ok{};  // the draws add_draw wrote, by status
   // The current row, updated from each block row's changed fields (RowBlock).
   DrawKey key;
   std::string cluster;
@@ -274,7 +302,18 @@ Result<ImportSummary> import_long_draws_file(const std::string& path, Store& sto
           return two_clusters_error(path, line, key.item, it->second, cluster);
       }
       bool duplicate = false;
-      NF_RETURN_IF_ERROR(bulk->add_outcome(key, cluster, outcome, &duplicate));
+      const auto status = static_cast<DrawStatus>(row.status);
+      if (status != DrawStatus::kOk) {
+        const Status added = bulk->add_draw(key, cluster, status, &duplicate);
+        if (added.code() == StatusCode::kFailedPrecondition || (added.ok() && duplicate))
+          return status_row_problem(path, line, key, status);  // another row of the draw before
+        NF_RETURN_IF_ERROR(added);
+        ++non_ok[row.status];
+        continue;
+      }
+      const Status added = bulk->add_outcome(key, cluster, outcome, &duplicate);
+      if (added.code() == StatusCode::kFailedPrecondition) return status_row_problem(path, line, key, status);
+      NF_RETURN_IF_ERROR(added);
       if (duplicate) {
         LongDrawRow r;
         r.subject = key.subject;
@@ -298,6 +337,8 @@ Result<ImportSummary> import_long_draws_file(const std::string& path, Store& sto
   for (const auto* ic : items) NF_RETURN_IF_ERROR(bulk->put_item(ic->first, ic->second));
   NF_RETURN_IF_ERROR(bulk->commit());
   sum.draws = bulk->draws();
+  sum.by_status = non_ok;
+  sum.by_status[static_cast<size_t>(DrawStatus::kOk)] = sum.draws - non_ok[0] - non_ok[1] - non_ok[2] - non_ok[3];
   sum.items = static_cast<int64_t>(item_cluster.size());
   return sum;
 }

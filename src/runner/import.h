@@ -1,6 +1,7 @@
 // Imports published per-draw data into a store (`noisefloor import draws FILE`).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -16,10 +17,18 @@ struct ImportSummary {
   int64_t rows = 0;
   int64_t draws = 0;
   int64_t items = 0;
+  /// The draws written by status (index: DrawStatus as an integer: ok, parse_error,
+  /// api_error, refused); they sum to `draws`.
+  std::array<int64_t, 4> by_status{};
   std::vector<std::string> warnings;  // the reader's value warnings (data/draws_import.h), for stderr
 };
 
-/// Groups long-format rows by draw key into ok draws with their outcomes, records the
+/// "ok 9, parse_error 39": the nonzero counts of `by_status` (ImportSummary), in the
+/// order ok, parse_error, refused, api_error; "" when all are zero.
+std::string status_counts_text(const std::array<int64_t, 4>& by_status);
+
+/// Groups long-format rows by draw key into draws (ok ones with their outcomes, the
+/// others, one row each, with their status and none), records the
 /// items (with their clusters) and a study record named `study_name` (if the store has
 /// none), and writes all draws in one transaction. Errors: AlreadyExists if a draw is
 /// already in the store (importing the same file twice is refused, not duplicated);

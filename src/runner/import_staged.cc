@@ -1,5 +1,6 @@
 #include "runner/import_staged.h"
 
+#include <array>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -22,6 +23,7 @@ Result<ImportSummary> import_long_draws_staged(const std::string& path, Store& s
   Status stop = Status::Ok();         // the first error met while reading (parse, value, cluster)
   DrawKey key;
   Outcome outcome;
+  std::array<int64_t, 4> non_ok{};  // the rows (= draws) of each status but ok
   const Status read = for_each_long_draw(path, [&](const LongDrawRow& r, size_t line) -> Status {
     ++sum.rows;
     // Only the fields that changed from the previous row are compared or copied
@@ -46,7 +48,12 @@ Result<ImportSummary> import_long_draws_staged(const std::string& path, Store& s
     if (ch & LongDrawRow::kChangedOutcome) outcome.name = r.outcome;
     outcome.value = r.value;
     if (ch & LongDrawRow::kChangedLabel) outcome.label = r.label;
-    store_error = staged->add(key, r.cluster, outcome, static_cast<int64_t>(line), sum.rows);
+    if (r.status != DrawStatus::kOk) {
+      ++non_ok[static_cast<size_t>(r.status)];  // one row, one draw (finish checks)
+      store_error = staged->add_draw(key, r.cluster, r.status, static_cast<int64_t>(line), sum.rows);
+    } else {
+      store_error = staged->add(key, r.cluster, outcome, static_cast<int64_t>(line), sum.rows);
+    }
     return store_error;
   }, checks, &sum.warnings);
   NF_RETURN_IF_ERROR(store_error);
@@ -58,11 +65,20 @@ Result<ImportSummary> import_long_draws_staged(const std::string& path, Store& s
   NF_ASSIGN_OR_RETURN(const Store::StagedImport::Problem problem, staged->finish(stop.ok(), &draws));
   if (problem.seq > 0) {
     if (!problem.stored.ok()) return problem.stored;
+    if (!problem.status.empty()) {
+      if (problem.status != problem.first_status)
+        return status_conflict_error(path, static_cast<size_t>(problem.line), problem.key, problem.status,
+                                     static_cast<size_t>(problem.first_line), problem.first_status);
+      return second_status_row_error(path, static_cast<size_t>(problem.line), problem.key, problem.status,
+                                     static_cast<size_t>(problem.first_line));
+    }
     return duplicate_row_error(path, static_cast<size_t>(problem.line), problem.key, problem.outcome,
                                static_cast<size_t>(problem.first_line));
   }
   NF_RETURN_IF_ERROR(stop);
   sum.draws = draws;
+  sum.by_status = non_ok;
+  sum.by_status[static_cast<size_t>(DrawStatus::kOk)] = draws - non_ok[1] - non_ok[2] - non_ok[3];
   sum.items = static_cast<int64_t>(item_cluster.size());
   return sum;
 }

@@ -60,13 +60,16 @@ inline nlohmann::json axis_value_json(const std::string& v) {
 // cluster, config, replicate, status, outcome, value, label; `text(c)`, `int64(c)`,
 // `dbl(c)` read column c of the store's query) and then one column per varying axis in
 // `axes` (empty where the config has no such axis; a null seed is empty). Values print
-// with fmt's "{}", the shortest decimal that reads back to the same double.
+// with fmt's "{}", the shortest decimal that reads back to the same double. With
+// `no_outcome` (the one row of a draw that is not ok: parse_error, refused, api_error)
+// outcome, value and label are empty and columns 7-9 are not read.
 template <class Text, class Int64, class Dbl>
 void write_csv_row(std::ostream& out, const Text& text, const Int64& int64, const Dbl& dbl,
-                   const std::vector<std::string>& axes) {
+                   const std::vector<std::string>& axes, bool no_outcome = false) {
   out << csv_field(text(0)) << ',' << csv_field(text(1)) << ',' << csv_field(text(2)) << ',' << csv_field(text(3))
-      << ',' << csv_field(text(4)) << ',' << int64(5) << ',' << csv_field(text(6)) << ',' << csv_field(text(7)) << ','
-      << fmt::format("{}", dbl(8)) << ',' << csv_field(text(9));
+      << ',' << csv_field(text(4)) << ',' << int64(5) << ',' << csv_field(text(6)) << ',';
+  if (no_outcome) out << ",,";
+  else out << csv_field(text(7)) << ',' << fmt::format("{}", dbl(8)) << ',' << csv_field(text(9));
   const auto values = config_axes(std::string(text(4)));
   for (const auto& a : axes) {
     std::string v;

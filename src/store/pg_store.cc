@@ -899,8 +899,8 @@ void copy_field(std::string& out, std::string_view s) {
 constexpr const char* kStageTable =
     "CREATE TEMPORARY TABLE nf_import(seq BIGINT NOT NULL, line BIGINT NOT NULL, subject TEXT NOT NULL, "
     "item TEXT NOT NULL, condition TEXT NOT NULL, config TEXT NOT NULL, replicate INTEGER NOT NULL, "
-    "cluster TEXT NOT NULL, outcome TEXT NOT NULL, value DOUBLE PRECISION NOT NULL, label TEXT NOT NULL) "
-    "ON COMMIT DROP";
+    "cluster TEXT NOT NULL, outcome TEXT NOT NULL, value DOUBLE PRECISION NOT NULL, label TEXT NOT NULL, "
+    "status TEXT NOT NULL) ON COMMIT DROP";
 
 constexpr const char* kStageKeyJoin =
     "d.subject = s.subject AND d.item = s.item AND d.condition = s.condition AND d.config = s.config AND "
@@ -951,7 +951,29 @@ class PgStagedImport final : public Store::StagedImport {
     copy_field(buf_, text_utf8(o.name));
     fmt::format_to(std::back_inserter(buf_), "\t{}\t", o.value);  // shortest text that reads back exactly
     copy_field(buf_, text_utf8(o.label));
-    buf_.push_back('\n');
+    buf_ += "\tok\n";
+    return buf_.size() >= kFlushBytes ? flush() : Status::Ok();
+  }
+
+  // A draw that is not ok: one staged row with an empty outcome (never written as one).
+  Status add_draw(const DrawKey& key, const std::string& cluster, DrawStatus status, int64_t line,
+                  int64_t seq) override {
+    if (!copying_) return Internal(fmt::format("store {}: import: add after the stream ended", name_));
+    if (status == DrawStatus::kOk)
+      return InvalidArgument(fmt::format("store {}: import {}: add_draw with status ok (an ok draw is added "
+                                         "through its outcomes)",
+                                         name_, key.to_string()));
+    if (key.replicate < 0)
+      return InvalidArgument(fmt::format("store {}: put_draw {}: replicate must be >= 0", name_, key.to_string()));
+    fmt::format_to(std::back_inserter(buf_), "{}\t{}\t", seq, line);
+    for (const std::string* f : {&key.subject, &key.item, &key.condition, &key.config}) {
+      copy_field(buf_, text_utf8(*f));
+      buf_.push_back('\t');
+    }
+    fmt::format_to(std::back_inserter(buf_), "{}\t", key.replicate);
+    copy_field(buf_, text_utf8(cluster));
+    fmt::format_to(std::back_inserter(buf_), "\t\t0\t\t{}\n", draw_status_name(status));
+    any_not_ok_ = true;
     return buf_.size() >= kFlushBytes ? flush() : Status::Ok();
   }
 
@@ -962,8 +984,8 @@ class PgStagedImport final : public Store::StagedImport {
     // the import fails before writing); those stored before are looked up once per draw.
     NF_RETURN_IF_ERROR(exec(c_, "import: draws",
                             "CREATE TEMPORARY TABLE nf_import_draws ON COMMIT DROP AS SELECT subject, item, condition, "
-                            "config, replicate, min(seq) AS seq, min(cluster) AS cluster FROM nf_import "
-                            "GROUP BY subject, item, condition, config, replicate")
+                            "config, replicate, min(seq) AS seq, min(cluster) AS cluster, min(status) AS status "
+                            "FROM nf_import GROUP BY subject, item, condition, config, replicate")
                            .status());
     NF_ASSIGN_OR_RETURN(Res stored, exec(c_, "import: stored draws",
                                          fmt::format("SELECT s.seq, s.subject, s.item, s.condition, s.config, "
@@ -980,6 +1002,31 @@ class PgStagedImport final : public Store::StagedImport {
       NF_ASSIGN_OR_RETURN(Res l, exec(c_, "import: stored draws", "SELECT line FROM nf_import WHERE seq = $1",
                                       {num(p.seq)}));
       if (l.rows() > 0) p.line = l.int64(0, 0);
+    }
+    if (any_not_ok_) {
+      // A row whose draw an earlier row gave another status, or a second row of a draw that
+      // is not ok (rows of one draw agree on its status; a draw that is not ok has one row):
+      // the first in file order, before the stored draw's row (if any).
+      NF_ASSIGN_OR_RETURN(
+          Res st, exec(c_, "import: draw statuses",
+                       "SELECT seq, line, first_line, status, first_status, subject, item, condition, config, replicate "
+                       "FROM (SELECT seq, line, status, subject, item, condition, config, replicate, "
+                       "first_value(line) OVER w AS first_line, first_value(status) OVER w AS first_status, "
+                       "row_number() OVER w AS n FROM nf_import WHERE seq < $1 AND (subject, item, condition, config, "
+                       "replicate) IN (SELECT subject, item, condition, config, replicate FROM nf_import WHERE seq < $1 "
+                       "GROUP BY 1, 2, 3, 4, 5 HAVING count(DISTINCT status) > 1 OR (min(status) <> 'ok' AND "
+                       "count(*) > 1)) WINDOW w AS (PARTITION BY subject, item, condition, config, replicate ORDER BY "
+                       "seq)) x WHERE n >= 2 AND (status <> first_status OR first_status <> 'ok') ORDER BY seq LIMIT 1",
+                       {num(p.seq > 0 ? p.seq : std::numeric_limits<int64_t>::max())}));
+      if (st.rows() > 0) {
+        p = Problem{};
+        p.seq = st.int64(0, 0);
+        p.line = st.int64(0, 1);
+        p.first_line = st.int64(0, 2);
+        p.status = st.str(0, 3);
+        p.first_status = st.str(0, 4);
+        p.key = DrawKey{st.str(0, 5), st.str(0, 6), st.str(0, 7), st.str(0, 8), static_cast<int>(st.int64(0, 9))};
+      }
     }
     if (write && p.seq == 0) {
       NF_RETURN_IF_ERROR(exec(c_, "import", "SAVEPOINT nf_write").status());
@@ -1030,10 +1077,11 @@ class PgStagedImport final : public Store::StagedImport {
                             fmt::format("DELETE FROM draws d USING nf_import_draws s WHERE {} AND d.status = 'api_error'",
                                         kStageKeyJoin))
                            .status());
-    // The constant columns as put_draw writes a Draw with status ok and extra {"imported": true}.
+    // The constant columns as put_draw writes a Draw with extra {"imported": true}; the
+    // status is the draw's rows' (they agree: checked above).
     NF_RETURN_IF_ERROR(
         exec(c_, "import: draws",
-             fmt::format("INSERT INTO draws({}) SELECT subject, item, condition, config, replicate, cluster, 'ok', "
+             fmt::format("INSERT INTO draws({}) SELECT subject, item, condition, config, replicate, cluster, status, "
                          "$1::text, ''::bytea, ''::bytea, ''::bytea, 0.0, NULL, NULL, '', '', '', false, 1, $2::text, "
                          "$3::bigint FROM nf_import_draws ORDER BY seq",
                          kDrawColumns),
@@ -1043,7 +1091,7 @@ class PgStagedImport final : public Store::StagedImport {
     NF_RETURN_IF_ERROR(exec(c_, "import: outcomes",
                             fmt::format("INSERT INTO outcomes(draw_id, ord, name, value, label) SELECT d.id, "
                                         "row_number() OVER (PARTITION BY d.id ORDER BY s.seq) - 1, s.outcome, s.value, "
-                                        "s.label FROM nf_import s JOIN draws d ON {}",
+                                        "s.label FROM nf_import s JOIN draws d ON {} WHERE s.status = 'ok'",
                                         kStageKeyJoin))
                            .status());
     NF_RETURN_IF_ERROR(exec(c_, "import: items",
@@ -1088,6 +1136,7 @@ class PgStagedImport final : public Store::StagedImport {
   const std::string& name_;
   Txn txn_;  // after lock_: rolls back first when destroyed
   bool copying_ = false;
+  bool any_not_ok_ = false;  // add_draw was called: the statuses are checked at finish
   std::string buf_;
 };
 
@@ -1516,12 +1565,15 @@ Status PgStore::export_csv(std::ostream& out) {
   out << '\n';
   NF_RETURN_IF_ERROR(for_each_row(
       *conn_, "export_csv",
+      // A draw that is not ok and has no outcomes gets one row with empty outcome, value and
+      // label (as SQLite's export); an ok draw without outcomes none.
       "SELECT d.subject, d.item, d.cluster, d.condition, d.config, d.replicate, d.status, o.name, o.value, o.label "
-      "FROM draws d JOIN outcomes o ON o.draw_id = d.id ORDER BY d.subject COLLATE \"C\", d.item COLLATE \"C\", "
+      "FROM draws d LEFT JOIN outcomes o ON o.draw_id = d.id WHERE o.draw_id IS NOT NULL OR d.status <> 'ok' "
+      "ORDER BY d.subject COLLATE \"C\", d.item COLLATE \"C\", "
       "d.condition COLLATE \"C\", d.config COLLATE \"C\", d.replicate, o.ord",
       {}, [&](const Res& r, int i) {
         write_csv_row(out, [&](int c) { return r.str(i, c); }, [&](int c) { return r.int64(i, c); },
-                      [&](int c) { return r.dbl(i, c); }, axes);
+                      [&](int c) { return r.dbl(i, c); }, axes, /*no_outcome=*/r.is_null(i, 7));
       }));
   out.flush();
   if (!out) return DataLoss("export_csv: write failed");

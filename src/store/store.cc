@@ -1580,6 +1580,10 @@ Status Store::BulkImport::Impl::add_now(const DrawKey& key, const std::string& c
       m.buffering = true;
       ++*draws;
     } else if (id > m.base_id) {
+      if (status != draw_status_name(DrawStatus::kOk))  // add_draw stored it, without outcomes
+        return FailedPrecondition(fmt::format("store {}: import {}: an outcome of a draw this import stored with "
+                                              "status {}",
+                                              m.path, key.to_string(), status));
       m.last_id = id;  // a draw of this import, seen on an earlier row: its outcomes become rows
       m.buffering = false;
       NF_RETURN_IF_ERROR(m.detach(id));
@@ -1668,6 +1672,65 @@ Status Store::BulkImport::add_outcome(const DrawKey& key, const std::string& clu
   // queue is written first, so the per-row path sees every draw before this row.
   NF_RETURN_IF_ERROR(m.flush_queue(&draws_));
   return m.add_now(key, cluster, o, duplicate, &draws_);
+}
+
+Status Store::BulkImport::add_draw(const DrawKey& key, const std::string& cluster, DrawStatus status,
+                                   bool* duplicate) {
+  Impl& m = *impl_;
+  *duplicate = false;
+  if (status == DrawStatus::kOk)
+    return InvalidArgument(fmt::format("store {}: import {}: add_draw with status ok (an ok draw is added through "
+                                       "its outcomes)",
+                                       m.path, key.to_string()));
+  if (key.replicate < 0)
+    return InvalidArgument(fmt::format("store {}: put_draw {}: replicate must be >= 0", m.path, key.to_string()));
+  // The per-row way: the queued draws and the open draw's outcomes are written first, so
+  // the lookup below sees every draw of this import; the next outcome row looks its draw
+  // up again (last_id -1).
+  NF_RETURN_IF_ERROR(m.flush_queue(&draws_));
+  NF_RETURN_IF_ERROR(m.flush());
+  m.last_id = -1;
+  Stmt& find = m.writer.find;
+  find.reset();
+  find.bind(1, key.subject).bind(2, key.item).bind(3, key.condition).bind(4, key.config).bind(5, key.replicate);
+  NF_ASSIGN_OR_RETURN(const bool exists, find.step());
+  if (exists) {
+    const int64_t id = find.int64(0);
+    const std::string stored = find.text(1);
+    find.reset();
+    if (id > m.base_id) {  // a draw of this import
+      if (stored == draw_status_name(status)) {
+        *duplicate = true;
+        return Status::Ok();
+      }
+      return FailedPrecondition(fmt::format("store {}: import {}: status {}, but this import stored the draw with "
+                                            "status {}",
+                                            m.path, key.to_string(), draw_status_name(status), stored));
+    }
+    if (stored == draw_status_name(DrawStatus::kApiError)) {  // replaced below, as in add_now
+      m.drop_outcomes.reset();
+      m.drop_outcomes.bind(1, id);
+      NF_RETURN_IF_ERROR(m.drop_outcomes.run());
+      m.unlink_judgments.reset();
+      m.unlink_judgments.bind(1, id);
+      NF_RETURN_IF_ERROR(m.unlink_judgments.run());
+    }
+  }
+  find.reset();
+  Draw d;
+  d.key = key;
+  d.cluster = cluster;
+  d.status = status;
+  d.extra = {{"imported", true}};
+  // Refuses a draw stored before with a status other than api_error; replaces an api_error one.
+  NF_RETURN_IF_ERROR(m.writer.write(m.db, m.path, d, m.now));
+  ++draws_;
+  // A later draw is queued only past every key written (Impl::after_max).
+  if (m.after_max(key)) {
+    m.max_key = key;
+    m.any_key = true;
+  }
+  return Status::Ok();
 }
 
 Status Store::BulkImport::commit() {
@@ -2111,6 +2174,14 @@ Status SqliteStore::export_csv(std::ostream& out) {
       outs.push_back({o.text(0), o.dbl(1), o.text(2)});
     }
     if (outs.empty()) NF_RETURN_IF_ERROR(chunks.outcomes(q.int64(7), &outs).status());
+    if (outs.empty() && q.text(6) != draw_status_name(DrawStatus::kOk)) {
+      // A draw that is not ok (parse_error, refused, api_error): one row with empty outcome,
+      // value and label, so that `import draws` reads its status back. An ok draw without
+      // outcomes (a chat study's, scored by judge votes) has no row.
+      write_csv_row(out, [&](int c) { return q.text(c); }, [&](int c) { return q.int64(c); },
+                    [&](int c) { return q.dbl(c); }, axes, /*no_outcome=*/true);
+      continue;
+    }
     for (const Outcome& oc : outs) {
       // Columns 0-6 are the draw's, 7-9 the outcome's (name, value, label), as write_csv_row reads them.
       write_csv_row(out, [&](int c) { return c == 7 ? oc.name : c == 9 ? oc.label : q.text(c); },

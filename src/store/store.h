@@ -234,7 +234,16 @@ class Store {
     /// if the draw was stored before this import with a status other than api_error (an
     /// api_error draw is replaced, as put_draw does); InvalidArgument for a negative
     /// replicate or a NaN value; DataLoss on a write failure.
+    /// Also FailedPrecondition if this import stored the draw with a status other than ok
+    /// (add_draw): the rows of one draw disagree on its status.
     Status add_outcome(const DrawKey& key, const std::string& cluster, const Outcome& o, bool* duplicate);
+    /// Stores the draw `key` with status `status` (parse_error, refused or api_error) and
+    /// no outcomes (`cluster`, extra {"imported": true} as add_outcome). `*duplicate` is set
+    /// true (nothing written) when this import already stored the draw with that status.
+    /// Errors: FailedPrecondition if this import gave the draw another status (outcomes of
+    /// an ok draw, or another status); AlreadyExists as add_outcome (a stored api_error
+    /// draw is replaced); InvalidArgument for status ok or a negative replicate.
+    Status add_draw(const DrawKey& key, const std::string& cluster, DrawStatus status, bool* duplicate);
     /// Upserts an item with its cluster and data {"imported": true}, as put_item.
     Status put_item(const std::string& id, const std::string& cluster);
     /// Commits everything added. After an error from any call, do not commit.
@@ -266,16 +275,23 @@ class Store {
     /// the file's line `line`; `seq` orders the rows (strictly increasing in file order;
     /// several rows may share a line). Errors: DataLoss / Unavailable from the server.
     virtual Status add(const DrawKey& key, const std::string& cluster, const Outcome& o, int64_t line, int64_t seq) = 0;
+    /// Queues the draw `key` with status `status` (not ok) and no outcomes, from the
+    /// file's line `line` (`seq` as add). Default Unimplemented.
+    virtual Status add_draw(const DrawKey& key, const std::string& cluster, DrawStatus status, int64_t line,
+                            int64_t seq);
     /// The first problem in file order among the rows added, as BulkImport would meet it
-    /// row by row: a row repeating an earlier row's (draw, outcome), or the first row of a
-    /// draw stored before this import with a status other than api_error.
+    /// row by row: a row repeating an earlier row's (draw, outcome) (a second row of a
+    /// draw added by add_draw: outcome ""), a row whose draw an earlier row gave another
+    /// status, or the first row of a draw stored before this import with a status other
+    /// than api_error.
     struct Problem {
       int64_t seq = 0;         // 0: no problem
       int64_t line = 0;        // the row's line
-      int64_t first_line = 0;  // duplicate: the line of the earlier row
+      int64_t first_line = 0;  // duplicate, status conflict: the line of the earlier row
       DrawKey key;
       std::string outcome;     // duplicate: the outcome name
       Status stored;           // stored draw: AlreadyExists, worded as put_draw words it
+      std::string status, first_status;  // status conflict (non-empty): this row's, the earlier row's
     };
     /// Ends the stream and looks for the first Problem. With `write` and no problem:
     /// replaces the stored api_error draws among the keys (their outcomes deleted, their

@@ -64,6 +64,10 @@ Status Store::put_claimed_draw_group(
   return Status::Ok();
 }
 Store::StagedImport::~StagedImport() = default;
+Status Store::StagedImport::add_draw(const DrawKey& key, const std::string&, DrawStatus status, int64_t, int64_t) {
+  return Unimplemented(fmt::format("import {}: a draw with status {} (this store imports ok draws only)",
+                                   key.to_string(), draw_status_name(status)));
+}
 Result<std::unique_ptr<Store::StagedImport>> Store::begin_staged_import() {
   return Unimplemented(fmt::format("store {}: a staged import is not offered by the {} (it imports through "
                                    "begin_bulk_import)",

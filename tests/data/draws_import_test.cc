@@ -747,5 +747,121 @@ TEST_F(DrawsImportTest, StreamingRowsMarkTheFieldsThatChanged) {
   for (const LongDrawRow& r : *all) EXPECT_EQ(r.changed, LongDrawRow::kChangedAll);
 }
 
+
+// ---- draw statuses (tester finding s11/12): a draw that is not ok is one row with empty
+// outcome and value; it comes back with its status, so parse errors survive an import.
+
+const char* kStatusHeader = "subject,item,condition,config,replicate,outcome,value,label,status\n";
+
+TEST_F(DrawsImportTest, CsvStatusColumnCarriesEveryDrawStatus) {
+  const std::string p = write(".csv", std::string(kStatusHeader) +
+                                          "m,q1,none,default,0,correct,1,,ok\n"
+                                          "m,q1,none,default,0,answer,1,B,\n"
+                                          "m,q1,none,default,1,,,,parse_error\n"
+                                          "m,q1,none,default,2,,,,refused\n"
+                                          "m,q2,none,default,0,,,, api_error \n"
+                                          "m,q2,none,default,1,correct,0,,ok\n");
+  Result<std::vector<LongDrawRow>> r = read_long_draws(p);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_EQ(r->size(), 6u);
+  const std::vector<DrawStatus> want{DrawStatus::kOk,      DrawStatus::kOk,       DrawStatus::kParseError,
+                                     DrawStatus::kRefused, DrawStatus::kApiError, DrawStatus::kOk};
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ((*r)[i].status, want[i]) << i;
+  for (size_t i : {2u, 3u, 4u}) {
+    EXPECT_EQ((*r)[i].outcome, "") << i;
+    EXPECT_EQ((*r)[i].label, "") << i;
+    EXPECT_EQ((*r)[i].value, 0.0) << i;
+  }
+  EXPECT_EQ((*r)[2].replicate, 1);
+  EXPECT_EQ((*r)[4].item, "q2");
+  EXPECT_EQ((*r)[5].outcome, "correct");
+}
+
+TEST_F(DrawsImportTest, JsonlRowsAndExportedDrawLinesCarryTheStatus) {
+  const std::string p = write(
+      ".jsonl",
+      "{\"subject\":\"m\",\"item\":\"q1\",\"condition\":\"none\",\"config\":\"default\",\"replicate\":0,"
+      "\"status\":\"parse_error\"}\n"
+      "{\"subject\":\"m\",\"item\":\"q1\",\"condition\":\"none\",\"config\":\"default\",\"replicate\":1,"
+      "\"outcome\":null,\"value\":null,\"status\":\"refused\"}\n"
+      // as `export --format jsonl` writes a draw
+      "{\"subject\":\"m\",\"item\":\"q2\",\"cluster\":\"q2\",\"condition\":\"none\",\"config\":\"default\","
+      "\"replicate\":0,\"status\":\"api_error\",\"outcomes\":[]}\n"
+      "{\"subject\":\"m\",\"item\":\"q2\",\"cluster\":\"q2\",\"condition\":\"none\",\"config\":\"default\","
+      "\"replicate\":1,\"status\":\"ok\",\"outcomes\":[{\"name\":\"correct\",\"value\":1,\"label\":\"\"}]}\n");
+  Result<std::vector<LongDrawRow>> r = read_long_draws(p);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_EQ(r->size(), 4u);
+  EXPECT_EQ((*r)[0].status, DrawStatus::kParseError);
+  EXPECT_EQ((*r)[1].status, DrawStatus::kRefused);
+  EXPECT_EQ((*r)[2].status, DrawStatus::kApiError);
+  EXPECT_EQ((*r)[2].outcome, "");
+  EXPECT_EQ((*r)[3].status, DrawStatus::kOk);
+  EXPECT_EQ((*r)[3].outcome, "correct");
+}
+
+TEST_F(DrawsImportTest, AnExportedOkDrawWithoutOutcomesIsSkippedWithAWarningNeverSilently) {
+  const std::string line0 =
+      "{\"subject\":\"m\",\"item\":\"q1\",\"condition\":\"none\",\"config\":\"default\",\"replicate\":0,"
+      "\"status\":\"ok\",\"outcomes\":[]}\n";
+  const std::string line1 =
+      "{\"subject\":\"m\",\"item\":\"q1\",\"condition\":\"none\",\"config\":\"default\",\"replicate\":1,"
+      "\"status\":\"parse_error\",\"outcomes\":[]}\n";
+  const std::string p = write(".jsonl", line0 + line1 + line0);
+  std::vector<std::string> warnings;
+  Result<std::vector<LongDrawRow>> r = read_long_draws(p, {}, &warnings);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_EQ(r->size(), 1u);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_THAT(warnings[0], StartsWith(p + ": 2 ok draw lines without outcomes (first on line 1) skipped"));
+  // Only such lines: an error, not an empty import.
+  EXPECT_THAT(error_of(".jsonl", line0), HasSubstr("1 ok draw line without outcomes (first on line 1) skipped"));
+}
+
+TEST_F(DrawsImportTest, StatusRowsAreRefusedWithFileLineAndColumn) {
+  struct Case {
+    std::string rows, want;
+  };
+  const std::vector<Case> cases{
+      {"m,q1,none,default,0,correct,0,,parse_error\n",
+       ":2: outcome: 'correct' on a row of status parse_error: a draw that is not ok has no outcomes (one row per "
+       "draw, with empty outcome, value and label)"},
+      {"m,q1,none,default,0,,0,,refused\n", ":2: value: '0' on a row of status refused: a draw that is not ok"},
+      {"m,q1,none,default,0,,,B,api_error\n", ":2: label: 'B' on a row of status api_error"},
+      {"m,q1,none,default,0,,1,,ok\n",
+       ":2: outcome: empty (only a row of a parse_error, refused or api_error draw has no outcome: give it its "
+       "status in the status column)"},
+      {"m,q1,none,default,0,,,,invalid\n",
+       ":2: status: 'invalid': expected ok, parse_error, refused or api_error (empty = ok)"},
+      // adjacent rows of one draw
+      {"m,q1,none,default,0,correct,1,,ok\nm,q1,none,default,0,,,,parse_error\n",
+       ":3: status: 'parse_error', but line 2 gave the draw (subject=m, item=q1, condition=none, config=default, "
+       "replicate=0) status 'ok': the rows of one draw agree on its status (a draw that is not ok has one row, "
+       "with empty outcome and value)"},
+      {"m,q1,none,default,0,,,,parse_error\nm,q1,none,default,0,,,,parse_error\n",
+       ":3: status: a second row of the parse_error draw (subject=m, item=q1, condition=none, config=default, "
+       "replicate=0) (first on line 2): a draw that is not ok has one row"},
+      // rows of one draw apart (read_long_draws; the streaming import's store: tests/cli)
+      {"m,q1,none,default,0,,,,refused\nm,q2,none,default,0,correct,1,,\nm,q1,none,default,0,correct,1,,ok\n",
+       ":4: status: 'ok', but line 2 gave the draw (subject=m, item=q1, condition=none, config=default, "
+       "replicate=0) status 'refused'"},
+      {"m,q1,none,default,0,,,,api_error\nm,q2,none,default,0,correct,1,,\nm,q1,none,default,0,,,,api_error\n",
+       ":4: status: a second row of the api_error draw (subject=m, item=q1, condition=none, config=default, "
+       "replicate=0) (first on line 2)"},
+  };
+  for (const Case& c : cases) {
+    const std::string p = write(".csv", std::string(kStatusHeader) + c.rows);
+    Result<std::vector<LongDrawRow>> r = read_long_draws(p);
+    ASSERT_FALSE(r.ok()) << c.rows;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(r.status().message(), StartsWith(p + c.want)) << c.rows;
+  }
+  // An exported draw line that is not ok but carries outcomes.
+  EXPECT_THAT(error_of(".jsonl",
+                       "{\"subject\":\"m\",\"item\":\"q1\",\"condition\":\"none\",\"config\":\"default\","
+                       "\"replicate\":0,\"status\":\"parse_error\",\"outcomes\":[{\"name\":\"correct\",\"value\":0}]}\n"),
+              HasSubstr(":1: outcome: 'correct' on a row of status parse_error"));
+}
+
 }  // namespace
 }  // namespace nf

@@ -47,7 +47,13 @@ void round_trip(const std::string& ext) {
   ASSERT_TRUE(dst.ok());
   auto summary = import_long_draws(*rows, **dst, "round-trip");
   ASSERT_TRUE(summary.ok()) << summary.status().to_string();
-  EXPECT_EQ(summary->draws, 3);
+  EXPECT_EQ(summary->draws, 4);  // the api_error draw too, with its status (tester s11 finding 12)
+  EXPECT_EQ(summary->by_status[static_cast<size_t>(DrawStatus::kOk)], 3);
+  EXPECT_EQ(summary->by_status[static_cast<size_t>(DrawStatus::kApiError)], 1);
+  auto back = (*dst)->get_draw(failed.key);
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_EQ(back->status, DrawStatus::kApiError);
+  EXPECT_TRUE(back->outcomes.empty());
   auto a = (*src)->outcome_rows();
   auto b = (*dst)->outcome_rows();
   ASSERT_TRUE(a.ok() && b.ok());
@@ -72,7 +78,7 @@ TEST(ExportImport, CsvRoundTripKeepsValuesAndLabels) { round_trip(".csv"); }
 
 TEST(ExportImport, JsonlRoundTripKeepsValuesAndLabels) { round_trip(".jsonl"); }
 
-TEST(ExportImport, NonOkStatusIsRefusedNamingLineAndColumn) {
+TEST(ExportImport, NonOkRowWithAnOutcomeIsRefusedNamingLineAndColumn) {
   testing::TempDir dir;
   const auto p = std::filesystem::path(dir.path()) / "bad.csv";
   testing::write_text(p.string(), "subject,item,cluster,condition,config,replicate,status,outcome,value,label\n"
@@ -80,7 +86,10 @@ TEST(ExportImport, NonOkStatusIsRefusedNamingLineAndColumn) {
                          "m1,q1,,none,default,1,api_error,correct,0,\n");
   auto r = read_long_draws(p.string());
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("bad.csv:3: status: 'api_error'"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("bad.csv:3: outcome: 'correct' on a row of status api_error: a draw that is "
+                                     "not ok has no outcomes"),
+            std::string::npos)
+      << r.status().message();
 }
 
 TEST(ConditionNames, SpecMirrorsEqualThePerturbLists) {
