@@ -91,7 +91,9 @@ analyses:
     defined += r["argmax_defined"].get<int64_t>();
     EXPECT_EQ(r["constraint_ignored"], r["draws"]) << r.dump();
     EXPECT_EQ(r["listed_recorded"], r["draws"]) << r.dump();
-    if (r["argmax_defined"] == 0) EXPECT_TRUE(r["argmax_match_share"].is_null()) << r.dump();
+    if (r["argmax_defined"] == 0) {
+      EXPECT_TRUE(r["argmax_match_share"].is_null()) << r.dump();
+    }
     EXPECT_EQ(r["gold_known"].get<int64_t>(),
               r["gold_listed"].get<int64_t>() + r["gold_sampled_only"].get<int64_t>()) << r.dump();
   }
