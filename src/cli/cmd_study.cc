@@ -89,8 +89,13 @@ int do_run(const std::string& cmd, const StudyArgs& a, const Study& study, Store
   if (!sum.ok()) return fail(cmd, sum.status());
   // --refresh re-runs every planned draw, stored or not: "0 already in the store" would
   // read as if the store were empty (tester finding 22.8, session 9).
-  const std::string found = ro.refresh ? std::string("--refresh: every planned draw re-run, stored ones replaced")
-                                       : fmt::format("{} already in the store", sum->already_done);
+  std::string found = ro.refresh ? std::string("--refresh: every planned draw re-run, stored ones replaced")
+                                 : fmt::format("{} already in the store", sum->already_done);
+  if (ro.refresh && sum->refresh && sum->refresh->resumed)  // an interrupted refresh, resumed (runner.h)
+    found = fmt::format("--refresh resumed: {} already refreshed, the rest re-run", sum->already_done);
+  if (ro.refresh && sum->refresh && sum->refresh->restarted)
+    std::fprintf(stderr, "%s: the study file changed since an unfinished --refresh started: this one re-runs every "
+                 "planned draw\n", cmd.c_str());
   std::fprintf(stderr,
                "%s: %lld planned, %s, %lld run now (ok %lld, parse_error %lld, api_error %lld, "
                "refused %lld%s) in %.1f s\n",
@@ -99,6 +104,9 @@ int do_run(const std::string& cmd, const StudyArgs& a, const Study& study, Store
                static_cast<long long>(sum->parse_error), static_cast<long long>(sum->api_error),
                static_cast<long long>(sum->refused),
                sum->cached ? fmt::format(", {} from cache", sum->cached).c_str() : "", sum->seconds);
+  if (sum->refresh)
+    if (const std::string note = refresh_note(*sum->refresh, study.source_path); !note.empty())
+      std::fprintf(stderr, "%s: %s\n", cmd.c_str(), note.c_str());
   if (sum->abandoned > 0)
     std::fprintf(stderr, "%s: %lld draw%s in flight abandoned at the stop (not stored; a resume runs %s)\n",
                  cmd.c_str(), static_cast<long long>(sum->abandoned), sum->abandoned == 1 ? "" : "s",

@@ -248,9 +248,12 @@ Result<nlohmann::json> run_option_probs(AnalysisContext& ctx, const nlohmann::js
   }
   nlohmann::json j;
   j["method"] =
-      "per ok draw, the probability of each shown option from the first answer token's top logprobs (\"B\" and "
-      "\" B\" merged); mean probability of the gold option over draws where it is known; share of draws whose "
-      "most likely known option is the free-form answer; options absent from the top list are unknown, not zero";
+      "per ok draw, the probability of each shown option at the answer token from its top logprobs (\"B\" and "
+      "\" B\" merged; the sampled token's own probability when the list lacks it); mean probability of the gold "
+      "option over the draws whose top list carried it (not conditioned on the answer) and over every draw where "
+      "it is known (including a gold known only as the sampled answer: conditioned on a right answer); share of "
+      "the draws with at least two known options whose most likely known option is the free-form answer (one "
+      "known option is its own argmax: undefined); options absent from the top list are unknown, not zero";
   j["source"] = "issue 6 item 7; seed 004 §2.4";
   if (subjects.empty()) {
     j["skipped"] = "no subject asked for logprobs (set `logprobs: N` on a subject, or pass {\"subjects\": [...]})";
@@ -258,7 +261,9 @@ Result<nlohmann::json> run_option_probs(AnalysisContext& ctx, const nlohmann::js
   }
   NF_ASSIGN_OR_RETURN(auto op_draws, read_option_prob_draws(ctx.store, subjects, ctx.include_cached));
   j["rows"] = nlohmann::json::array();
-  for (const auto& r : compute_option_probs(op_draws)) j["rows"].push_back(option_prob_row_to_json(r));
+  const auto rows = compute_option_probs(op_draws);
+  for (const auto& r : rows) j["rows"].push_back(option_prob_row_to_json(r));
+  j["warnings"] = option_prob_warnings(rows);
   if (j["rows"].empty())
     j["skipped"] = fmt::format(
         "no ok MCQ draw of {} carries option probabilities (the server returned no logprobs, or the draws were "

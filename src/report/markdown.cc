@@ -499,23 +499,33 @@ void mcq_robustness_section(std::string& md, const nlohmann::json& f) {
 }
 
 void option_probs_section(std::string& md, const nlohmann::json& f) {
-  md += "Per ok draw, the probability of each shown option from the first answer token's top logprobs (" +
+  md += "Per ok draw, the probability of each shown option at the answer token from its top logprobs (" +
         f.value("source", "") +
-        "). An option absent from the top list is unknown, not zero: the mean gold probability averages only the "
-        "draws whose gold option was listed, and the unknown options are counted.\n\n"
-        "| subject | config | condition | draws | mean P(gold) | gold unknown | argmax = answer | unknown options |\n"
-        "|---|---|---|---|---|---|---|---|\n";
+        "). An option absent from the top list is unknown, not zero. *Mean P(gold), listed* averages the draws "
+        "whose top list carried the gold option, whatever the model wrote; *mean P(gold), known* also counts a gold "
+        "known only as the sampled answer's own probability, so it leans on the draws answered right (n = draws "
+        "averaged; *answered gold* = of them, those whose answer is the gold). *Argmax = answer* counts only the "
+        "draws with at least two known options: one known option is its own argmax.\n\n"
+        "| subject | config | condition | draws | mean P(gold), listed | mean P(gold), known | argmax = answer | "
+        "unknown options |\n|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : f["rows"]) {
+    const std::string listed = r.value("gold_listed", nlohmann::json()).is_null()
+                                   ? std::string("not recorded")
+                                   : fmt::format("{} (n = {})", bound(r["mean_gold_prob_listed"]), num(r["gold_listed"]));
+    const std::string known = fmt::format("{} (n = {}; answered gold {})", bound(r["mean_gold_prob"]),
+                                          num(r["gold_known"]), num(r.value("gold_known_answered", nlohmann::json())));
+    const std::string undefined = fmt::format("{} undefined", num(r.value("argmax_undefined", nlohmann::json(0))));
+    const std::string argmax =
+        r["argmax_match_share"].is_null()
+            ? "n/a (" + undefined + ")"
+            : fmt::format("{}/{} ({}); {}", num(r["argmax_matches"]), num(r["argmax_defined"]),
+                          num(r["argmax_match_share"]), undefined);
     md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", esc(r.value("subject", "")),
-                      esc(r.value("config", "")), esc(r.value("condition", "")), num(r["draws"]),
-                      num(r["mean_gold_prob"]), num(r["gold_unknown"]),
-                      r["argmax_match_share"].is_null()
-                          ? std::string("n/a")
-                          : fmt::format("{}/{} ({})", num(r["argmax_matches"]), num(r["argmax_defined"]),
-                                        num(r["argmax_match_share"])),
-                      fmt::format("{}/{}", num(r["options_unknown"]), num(r["options_total"])));
+                      esc(r.value("config", "")), esc(r.value("condition", "")), num(r["draws"]), listed, known,
+                      argmax, fmt::format("{}/{}", num(r["options_unknown"]), num(r["options_total"])));
   }
   md += "\n";
+  warning_lines(md, f);
 }
 
 // analyses.bbq_bias (metrics/bbq_bias.h): the BBQ bias scores per cell and context.

@@ -8,7 +8,9 @@
 #include <cstdio>
 #include <condition_variable>
 #include <cstdlib>
+#include <ctime>
 #include <mutex>
+#include <random>
 #include <optional>
 #include <set>
 #include <thread>
@@ -276,6 +278,48 @@ ChatResponse response_from_json(const nlohmann::json& j) {
 
 namespace {
 
+// The `run --refresh` record in the store's meta table (RunSummary::Refresh): {id,
+// started_at, study_hash, finished_at (null until every planned draw was refreshed)}.
+constexpr const char* kRefreshMetaKey = "refresh";
+
+struct RefreshRecord {
+  std::string id;
+  int64_t started_at = 0;
+  std::string study_hash;
+  std::optional<int64_t> finished_at;
+};
+
+Result<std::optional<RefreshRecord>> read_refresh_record(Store& store) {
+  NF_ASSIGN_OR_RETURN(auto text, store.meta_value(kRefreshMetaKey));
+  if (!text) return std::optional<RefreshRecord>();
+  const auto j = nlohmann::json::parse(*text, nullptr, false);
+  if (!j.is_object() || !j.contains("id") || !j["id"].is_string() || !j.contains("started_at") ||
+      !j["started_at"].is_number_integer())
+    return DataLoss(fmt::format("store meta '{}' is not a refresh record: {}", kRefreshMetaKey, *text));
+  RefreshRecord r;
+  r.id = j["id"].get<std::string>();
+  r.started_at = j["started_at"].get<int64_t>();
+  r.study_hash = j.value("study_hash", "");
+  if (j.contains("finished_at") && j["finished_at"].is_number_integer()) r.finished_at = j["finished_at"].get<int64_t>();
+  return std::optional<RefreshRecord>(std::move(r));
+}
+
+Status write_refresh_record(Store& store, const RefreshRecord& r) {
+  const nlohmann::json j = {{"id", r.id},
+                            {"started_at", r.started_at},
+                            {"study_hash", r.study_hash},
+                            {"finished_at", r.finished_at ? nlohmann::json(*r.finished_at) : nlohmann::json(nullptr)}};
+  return store.set_meta_value(kRefreshMetaKey, j.dump());
+}
+
+// A fresh refresh id: the start time and 64 random bits (two refreshes started in one
+// second never share an id, so draws of an earlier one never count for a later one).
+std::string new_refresh_id(int64_t now) {
+  std::random_device rd;
+  const uint64_t r = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  return fmt::format("{}-{:016x}", now, r);
+}
+
 // The study record, items, subjects and configs (what analyses read besides the draws).
 Status record_study(const Study& study, const std::vector<TaskItem>& items, const std::vector<Config>& configs,
                     Store& store, bool progress) {
@@ -298,6 +342,22 @@ Status record_study(const Study& study, const std::vector<TaskItem>& items, cons
 }
 
 }  // namespace
+
+std::string refresh_note(const RunSummary::Refresh& r, const std::string& study_path) {
+  const std::time_t t = static_cast<std::time_t>(r.started_at);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char when[32];
+  std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  if (!r.finished)
+    return fmt::format(
+        "a `run --refresh` started {} did not finish: {} of {} planned draws still hold answers from before it (or "
+        "none), so the store mixes old and new answers; run `noisefloor run {} --refresh` again to finish it: it "
+        "re-runs only those {}",
+        when, r.left, r.planned, study_path, r.left);
+  if (r.resumed) return fmt::format("the `run --refresh` started {} is complete: every planned draw refreshed", when);
+  return "";
+}
 
 Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions& options) {
   Clock& clock = options.clock ? *options.clock : real_clock();
@@ -350,11 +410,40 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
   for (const auto& sub : study.subjects) extra_bodies.push_back(effective_extra_body(sub));
   RunSummary sum;
   sum.planned = static_cast<int64_t>(options.keys ? options.keys->size() : plan.size());
+  // `run --refresh` bookkeeping (RunSummary::Refresh; tester s10 finding 13): not for a
+  // worker's batches, which never refresh.
+  std::optional<RefreshRecord> refresh_rec;
+  std::unordered_set<std::string> refreshed;  // resumed refresh: planned draws already refreshed
+  if (!feed && options.keys == nullptr) {
+    NF_ASSIGN_OR_RETURN(refresh_rec, read_refresh_record(store));
+    if (refresh_rec && refresh_rec->finished_at) refresh_rec.reset();
+    RunSummary::Refresh info;
+    const std::string hash = sha256_hex(study.source_text);
+    if (options.refresh) {
+      if (refresh_rec && refresh_rec->study_hash == hash) {
+        info.resumed = true;
+        NF_ASSIGN_OR_RETURN(refreshed, store.refreshed_keys(refresh_rec->id));
+      } else {
+        info.restarted = refresh_rec.has_value();
+        const int64_t now = clock.unix_time_s();
+        refresh_rec = RefreshRecord{new_refresh_id(now), now, hash, std::nullopt};
+        NF_RETURN_IF_ERROR(write_refresh_record(store, *refresh_rec));
+      }
+    }
+    if (refresh_rec) {
+      info.started_at = refresh_rec->started_at;
+      sum.refresh = info;
+    }
+  }
+  // Every draw written while a refresh is unfinished is an answer from after it started.
+  const std::string refresh_mark = refresh_rec ? refresh_rec->id : std::string();
   for (const auto& p : plan) {
     if (feed) break;
     if (options.keys && !wanted.count(p.key.to_string())) continue;
-    if (!options.refresh && done.count(p.key.to_string())) ++sum.already_done;
-    else todo.push_back(&p);
+    if (options.refresh ? refreshed.count(p.key.to_string()) > 0 : done.count(p.key.to_string()) > 0)
+      ++sum.already_done;
+    else
+      todo.push_back(&p);
   }
 
   if (!feed && options.keys && todo.size() != options.keys->size())
@@ -478,6 +567,7 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
     d.extra["condition"] = res.detail;
     d.extra["backend"] = identities[p.subject_index];
     d.extra["calls"] = res.calls;
+    if (!refresh_mark.empty()) d.extra["refresh"] = refresh_mark;
     if (res.calls > 1) d.extra["transcript"] = res.transcript;
     // Provenance (issue 6 item 8): what was actually sent and what the server said.
     if (!res.response.headers.empty()) d.extra["headers"] = res.response.headers;
@@ -506,6 +596,9 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
       if (at.position) {
         where["token"] = at.token;
         where["prob"] = at.token_prob ? nlohmann::json(*at.token_prob) : nlohmann::json(nullptr);
+        // The letters the top list itself carried: a known option outside them is only the
+        // sampled token's own probability (metrics/option_probs.h, mean_gold_prob_listed).
+        where["listed"] = at.listed_letters;
       } else {
         where["note"] = at.note;
       }
@@ -849,6 +942,19 @@ Result<RunSummary> run_study(const Study& study, Store& store, const RunOptions&
   }
   sum.abandoned = abandoned_draws.load();
   sum.event_loop = loop_path;
+  if (refresh_rec) {  // how many planned draws still hold answers from before the refresh
+    NF_ASSIGN_OR_RETURN(auto now_refreshed, store.refreshed_keys(refresh_rec->id));
+    int64_t left = 0;
+    for (const auto& p : plan)
+      if (!now_refreshed.count(p.key.to_string())) ++left;
+    sum.refresh->planned = static_cast<int64_t>(plan.size());
+    sum.refresh->left = left;
+    if (left == 0) {
+      sum.refresh->finished = true;
+      refresh_rec->finished_at = clock.unix_time_s();
+      NF_RETURN_IF_ERROR(write_refresh_record(store, *refresh_rec));
+    }
+  }
   sum.seconds = clock.now_s() - t0;
   return sum;
 }

@@ -157,7 +157,31 @@ struct RunSummary {
   std::string breaker;
   bool event_loop = false;     // the draws ran on the event loop (RunOptions::event_loop)
   double seconds = 0.0;
+  /// Where `run --refresh` stands (tester s10 finding 13). A refresh records itself in the
+  /// store's meta table (key "refresh": {id, started_at, study_hash, finished_at}) and
+  /// marks each draw written from then on (extra.refresh = id, plain runs included), so
+  /// an interrupted refresh is seen by the next `run` / `audit`, and a `run --refresh` of
+  /// the same study file resumes it, re-running only the planned draws that still hold
+  /// answers from before it. Set when this run started, resumed or found an unfinished
+  /// refresh (not for a worker's batches).
+  struct Refresh {
+    int64_t started_at = 0;   // unix seconds, when the refresh started
+    bool resumed = false;     // this `--refresh` resumed it (it had not finished)
+    bool restarted = false;   // an unfinished one existed, but the study file changed: started anew
+    int64_t planned = 0;      // planned draws
+    int64_t left = 0;         // planned draws still holding answers from before it (api_error ones count)
+    bool finished = false;    // left == 0 after this run: the refresh is complete
+  };
+  std::optional<Refresh> refresh;
 };
+
+/// What `run` / `audit` say about a refresh after the run (RunSummary::refresh), "" when
+/// there is nothing to say: an unfinished refresh ("a `run --refresh` started
+/// 2026-12-02 05:40:12 UTC did not finish: 30 of 48 planned draws still hold answers from
+/// before it (or none); run `noisefloor run STUDY --refresh` again to finish it: it
+/// re-runs only those"), or a resumed one that is now complete. `study_path` names the
+/// study file in the command.
+std::string refresh_note(const RunSummary::Refresh& refresh, const std::string& study_path);
 
 /// Loads the dataset, records study/items/subjects/configs in the store, and executes
 /// every planned draw the store does not hold yet, committing each before counting it.

@@ -50,7 +50,7 @@ const std::vector<std::string>& known_chat_conditions() { return chat_condition_
 const std::vector<std::string>& known_analyses() {
   static const std::vector<std::string> kAnalyses{"floor", "majority_floor", "mcq_robustness", "judge_panel",
                                                   "human_validity", "fairness", "paired_subjects", "rerun",
-                                                  "envelope", "bbq_bias"};
+                                                  "envelope", "bbq_bias", "option_probs"};
   return kAnalyses;
 }
 
@@ -738,6 +738,21 @@ Status Parser::parse_analyses(const Entry& e, int replicates, std::vector<Analys
       if (v.IsMap()) {
         NF_ASSIGN_OR_RETURN(a.options, to_json(v, key));
       }
+    } else if (name == "option_probs") {  // metrics/registry.cc run_option_probs; names checked after subjects
+      if (v.IsMap()) {
+        NF_ASSIGN_OR_RETURN(auto opts, read_map(v, key, {"subjects"}));
+        if (auto it = opts.find("subjects"); it != opts.end()) {
+          const YAML::Node& sn = it->second.value;
+          if (!sn.IsSequence())
+            return error(sn, key + ".subjects", fmt::format("expected a list of subject names, found {}", describe(sn)));
+          a.options["subjects"] = nlohmann::json::array();
+          for (const auto& n : sn) {
+            if (!n.IsScalar() || n.Scalar().empty())
+              return error(n, key + ".subjects", fmt::format("expected a subject name, found {}", describe(n)));
+            a.options["subjects"].push_back(n.Scalar());
+          }
+        }
+      }
     } else {  // floor, paired_subjects: no options yet
       if (v.IsMap()) {
         NF_ASSIGN_OR_RETURN(auto opts, read_map(v, key, {}));
@@ -931,6 +946,18 @@ Result<Study> Parser::parse(const std::string& text) {
     }
   }
   if (sit != m.end()) NF_RETURN_IF_ERROR(parse_subjects(sit->second, &st.subjects, "subjects"));
+  // analyses.option_probs.subjects names subjects of this study (parsed above).
+  for (const auto& a : st.analyses) {
+    if (a.name != "option_probs" || !a.options.contains("subjects")) continue;
+    const YAML::Node analyses = m.at("analyses").value;
+    const YAML::Node list = analyses["option_probs"]["subjects"];
+    for (size_t i = 0; i < a.options["subjects"].size(); ++i) {
+      const std::string name = a.options["subjects"][i].get<std::string>();
+      if (std::none_of(st.subjects.begin(), st.subjects.end(), [&](const SubjectSpec& s) { return s.name == name; }))
+        return error(list[i], "analyses.option_probs.subjects",
+                     fmt::format("'{}' is not a subject of this study", name));
+    }
+  }
   if (auto it = m.find("judge"); it != m.end()) {
     NF_RETURN_IF_ERROR(parse_judge(it->second, &st.judge));
     if (!kind.judged)

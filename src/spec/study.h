@@ -142,8 +142,9 @@ struct Study {
 const std::vector<std::string>& known_mcq_conditions();
 /// Known condition names for the chat task (seed 004 §2.3): none, truncate_last_turn.
 const std::vector<std::string>& known_chat_conditions();
-/// Known analysis names: floor, majority_floor, mcq_robustness, fairness, judge_panel,
-/// human_validity, rerun (DESIGN.md "Analyses").
+/// The analysis names a study's `analyses` may list: every analysis of the registry
+/// (metrics/registry.h analysis_registry(); the spec layer cannot include it, so the names
+/// are kept here and tests/metrics/registry_test.cc pins that the two lists are equal).
 const std::vector<std::string>& known_analyses();
 
 /// Parses and validates a study from YAML text. `path` is used in messages and to

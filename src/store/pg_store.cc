@@ -1489,6 +1489,34 @@ Result<std::map<std::string, std::vector<std::string>>> PgStore::served_models()
   return out;
 }
 
+Result<std::optional<std::string>> PgStore::meta_value(const std::string& key) {
+  std::lock_guard lock(mu_);
+  NF_ASSIGN_OR_RETURN(Res r, exec(*conn_, "read meta", "SELECT value FROM meta WHERE key = $1", {text(key)}));
+  if (r.rows() == 0) return std::optional<std::string>();
+  return std::optional<std::string>(r.str(0, 0));
+}
+
+Status PgStore::set_meta_value(const std::string& key, const std::string& value) {
+  NF_RETURN_IF_ERROR(store_internal::check_meta_key_writable(key));
+  std::lock_guard lock(mu_);
+  return exec(*conn_, "write meta",
+              "INSERT INTO meta(key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+              {text(key), text(value)})
+      .status();
+}
+
+Result<std::unordered_set<std::string>> PgStore::refreshed_keys(const std::string& refresh_id) {
+  std::lock_guard lock(mu_);
+  NF_ASSIGN_OR_RETURN(Res r, exec(*conn_, "refreshed_keys",
+                                  "SELECT subject, item, condition, config, replicate FROM draws WHERE status <> "
+                                  "'api_error' AND (extra::json ->> 'refresh') = $1",
+                                  {text(refresh_id)}));
+  std::unordered_set<std::string> keys;
+  for (int i = 0; i < r.rows(); ++i)
+    keys.insert(DrawKey{r.str(i, 0), r.str(i, 1), r.str(i, 2), r.str(i, 3), static_cast<int>(r.int64(i, 4))}.to_string());
+  return keys;
+}
+
 namespace {
 constexpr const char* kKeyOrder =
     "subject COLLATE \"C\", item COLLATE \"C\", condition COLLATE \"C\", config COLLATE \"C\", replicate";

@@ -97,6 +97,9 @@ class PgStore final : public Store {
   Result<std::map<std::string, std::vector<std::string>>> served_models() override;
   Result<std::map<int64_t, std::string>> judged_draw_conditions() override;
   Status replace_judgments(const std::vector<JudgmentRow>& rows) override;
+  Result<std::optional<std::string>> meta_value(const std::string& key) override;
+  Status set_meta_value(const std::string& key, const std::string& value) override;
+  Result<std::unordered_set<std::string>> refreshed_keys(const std::string& refresh_id) override;
 
   Status plan_draw_keys(const std::vector<DrawKey>& keys) override;
   Result<std::vector<DrawKey>> claim_draws(const std::string& worker, int n, double lease_s) override;

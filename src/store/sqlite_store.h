@@ -82,6 +82,9 @@ class SqliteStore final : public Store {
   Result<std::map<std::string, std::vector<std::string>>> served_models() override;
   Result<std::map<int64_t, std::string>> judged_draw_conditions() override;
   Status replace_judgments(const std::vector<JudgmentRow>& rows) override;
+  Result<std::optional<std::string>> meta_value(const std::string& key) override;
+  Status set_meta_value(const std::string& key, const std::string& value) override;
+  Result<std::unordered_set<std::string>> refreshed_keys(const std::string& refresh_id) override;
 
  private:
   SqliteStore(std::string path, sqlite3* db);

@@ -2256,6 +2256,40 @@ Result<std::map<std::string, std::vector<std::string>>> SqliteStore::served_mode
   return out;
 }
 
+Result<std::optional<std::string>> SqliteStore::meta_value(const std::string& key) {
+  std::lock_guard lock(mu_);
+  NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_, "SELECT value FROM meta WHERE key = ?1", "read meta", path_));
+  q.bind(1, key);
+  NF_ASSIGN_OR_RETURN(bool row, q.step());
+  if (!row) return std::optional<std::string>();
+  return std::optional<std::string>(q.text(0));
+}
+
+Status SqliteStore::set_meta_value(const std::string& key, const std::string& value) {
+  NF_RETURN_IF_ERROR(store_internal::check_meta_key_writable(key));
+  std::lock_guard lock(mu_);
+  WriteTxn txn(db_, "write meta", path_);
+  NF_RETURN_IF_ERROR(txn.begin());
+  NF_RETURN_IF_ERROR(set_meta(db_, path_, key, value));
+  return txn.commit();
+}
+
+Result<std::unordered_set<std::string>> SqliteStore::refreshed_keys(const std::string& refresh_id) {
+  std::lock_guard lock(mu_);
+  NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,
+      "SELECT subject, item, condition, config, replicate FROM draws WHERE status != 'api_error' AND "
+      "json_extract(extra, '$.refresh') = ?1",
+      "refreshed_keys", path_));
+  q.bind(1, refresh_id);
+  std::unordered_set<std::string> keys;
+  for (;;) {
+    NF_ASSIGN_OR_RETURN(bool row, q.step());
+    if (!row) break;
+    keys.insert(DrawKey{q.text(0), q.text(1), q.text(2), q.text(3), static_cast<int>(q.int64(4))}.to_string());
+  }
+  return keys;
+}
+
 Result<std::map<int64_t, std::string>> SqliteStore::judged_draw_conditions() {
   std::lock_guard lock(mu_);
   NF_ASSIGN_OR_RETURN(Stmt q, Stmt::prepare(db_,

@@ -405,6 +405,20 @@ class Store {
   /// InvalidArgument as put_judgments.
   virtual Status replace_judgments(const std::vector<JudgmentRow>& rows) = 0;
 
+  /// The run state a command keeps between processes, in the `meta` table every schema
+  /// version has (key -> text; no migration): the value of `key`, nullopt when unset. Keys
+  /// the store owns (schema_version, created_by, tool_version) are read-only through
+  /// set_meta_value. Used for `run --refresh` (runner.h RunSummary::refresh, meta key
+  /// "refresh"). Errors: DataLoss on a read failure.
+  virtual Result<std::optional<std::string>> meta_value(const std::string& key) = 0;
+  /// Sets `key` to `value` in `meta` (one transaction). InvalidArgument for a key the store
+  /// owns; DataLoss on a write failure.
+  virtual Status set_meta_value(const std::string& key, const std::string& value) = 0;
+  /// The keys (DrawKey::to_string) of the draws, other than api_error ones, whose extra
+  /// holds "refresh": `refresh_id` (written by the `run --refresh` with that id, or after
+  /// it started: runner.cc). Errors: DataLoss on a read failure.
+  virtual Result<std::unordered_set<std::string>> refreshed_keys(const std::string& refresh_id) = 0;
+
 
   // ---- planned draws shared by many workers (`noisefloor worker`; docs/store.md) ----
   // Offered by the PostgreSQL store only; SqliteStore answers Unimplemented.

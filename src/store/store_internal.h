@@ -16,6 +16,14 @@
 
 namespace nf::store_internal {
 
+/// The meta keys the store itself writes (schema version, provenance): Store::set_meta_value
+/// refuses them, with this message, in both stores.
+inline Status check_meta_key_writable(const std::string& key) {
+  if (key.empty() || key == "schema_version" || key == "created_by" || key == "tool_version")
+    return InvalidArgument(fmt::format("store meta key '{}' is the store's own (or empty): not writable", key));
+  return Status::Ok();
+}
+
 /// string -> dictionary code, appending new strings to `names` (codes in first-seen
 /// order). Guesses first that `s` is the string that followed the previous one last time
 /// (outcome names repeat in the same order draw after draw, labels and items repeat),

@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
+#include <optional>
+#include <set>
 #include <string>
 
 #include "common/test_data.h"
@@ -141,8 +144,136 @@ TEST(OptionProbs, AllUnknownGoldGivesNullMeanNotZero) {
   EXPECT_EQ(rows[0].gold_known, 0);
   EXPECT_FALSE(rows[0].mean_gold_prob.has_value());
   EXPECT_EQ(rows[0].argmax_defined, 1);  // nothing known: no argmax
+  EXPECT_EQ(rows[0].argmax_undefined, 1);
   EXPECT_EQ(rows[0].argmax_matches, 1);
   EXPECT_EQ(rows[0].options_unknown, 6);
+}
+
+OptionProbDraw op_draw(const std::string& gold, const std::string& answer,
+                       std::map<std::string, std::optional<double>> probs,
+                       std::optional<std::set<std::string>> listed = std::nullopt, bool ignores = false) {
+  OptionProbDraw d;
+  d.subject = "s";
+  d.config = "c";
+  d.condition = "none";
+  d.gold = gold;
+  d.answer = answer;
+  d.probs = std::move(probs);
+  d.listed = std::move(listed);
+  d.ignores_constraint = ignores;
+  return d;
+}
+
+const std::optional<double> kNone = std::nullopt;
+
+// Tester s10 finding 7: llama-server's grammar-constrained draws know only the sampled
+// option (its own probability, injected because the pre-grammar top list lacks it). That
+// option is the argmax by construction, so "argmax = answer" was 1.000 whatever the model;
+// the gold is known only where the model wrote it, so mean P(gold) averaged right answers.
+TEST(OptionProbs, OneKnownOptionIsNoArgmaxAndAGoldKnownOnlyAsTheAnswerIsNotListed) {
+  const std::set<std::string> none_listed;
+  std::vector<OptionProbDraw> d = {
+      op_draw("B", "B", {{"A", kNone}, {"B", 0.2}, {"C", kNone}, {"D", kNone}}, none_listed),
+      op_draw("B", "A", {{"A", 0.4}, {"B", kNone}, {"C", kNone}, {"D", kNone}}, none_listed),
+      op_draw("B", "B", {{"A", kNone}, {"B", 0.6}, {"C", kNone}, {"D", kNone}}, none_listed),
+      op_draw("B", "C", {{"A", kNone}, {"B", kNone}, {"C", 0.1}, {"D", kNone}}, none_listed),
+  };
+  const auto rows = compute_option_probs(d);
+  ASSERT_EQ(rows.size(), 1u);
+  const auto& r = rows[0];
+  EXPECT_EQ(r.argmax_defined, 0);
+  EXPECT_EQ(r.argmax_undefined, 4);
+  EXPECT_EQ(r.argmax_matches, 0);
+  EXPECT_FALSE(r.argmax_match_share.has_value());  // n/a, not 4/4 = 1.000
+  EXPECT_EQ(r.gold_known, 2);
+  EXPECT_EQ(r.gold_known_answered, 2);
+  EXPECT_NEAR(*r.mean_gold_prob, (0.2 + 0.6) / 2, 1e-15);
+  EXPECT_EQ(r.listed_recorded, 4);
+  ASSERT_TRUE(r.gold_listed.has_value());
+  EXPECT_EQ(*r.gold_listed, 0);
+  EXPECT_EQ(*r.gold_sampled_only, 2);
+  EXPECT_FALSE(r.mean_gold_prob_listed.has_value());
+
+  const auto w = option_prob_warnings(rows);
+  ASSERT_EQ(w.size(), 2u) << ::testing::PrintToString(w);
+  EXPECT_NE(w[0].find("in 2 of the 2 draws whose gold probability is known, it is known only because the model "
+                      "wrote the gold letter"),
+            std::string::npos)
+      << w[0];
+  EXPECT_NE(w[0].find("conditioned on a right answer"), std::string::npos) << w[0];
+  EXPECT_NE(w[1].find("none of its 4 draws has two known options"), std::string::npos) << w[1];
+}
+
+TEST(OptionProbs, ArgmaxCountsOnlyDrawsWithTwoKnownOptions) {
+  std::vector<OptionProbDraw> d = {
+      op_draw("A", "A", {{"A", 0.5}, {"B", 0.3}, {"C", kNone}}),    // defined, match
+      op_draw("A", "B", {{"A", 0.5}, {"B", 0.3}, {"C", kNone}}),    // defined, argmax A != B
+      op_draw("A", "C", {{"A", kNone}, {"B", 0.1}, {"C", 0.1}}),    // defined, tie -> B != C
+      op_draw("A", "C", {{"A", kNone}, {"B", kNone}, {"C", 0.9}}),  // one known: undefined, not a match
+      op_draw("A", "A", {{"A", kNone}, {"B", kNone}, {"C", kNone}}),  // none known: undefined
+  };
+  const auto rows = compute_option_probs(d);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].argmax_defined, 3);
+  EXPECT_EQ(rows[0].argmax_undefined, 2);
+  EXPECT_EQ(rows[0].argmax_matches, 1);
+  EXPECT_NEAR(*rows[0].argmax_match_share, 1.0 / 3.0, 1e-15);
+}
+
+// The gold's probability from the top list itself (whatever was sampled) against one known
+// only because the model wrote it; a gold outside the list and not sampled stays unknown.
+TEST(OptionProbs, MeanGoldProbWhereListedIsNotConditionedOnTheAnswer) {
+  std::vector<OptionProbDraw> d = {
+      // gold B listed (0.3), the model wrote A
+      op_draw("B", "A", {{"A", 0.6}, {"B", 0.3}, {"C", kNone}, {"D", kNone}}, std::set<std::string>{"A", "B"}),
+      // gold C known only as the sampled answer (0.1, injected), the list carried A
+      op_draw("C", "C", {{"A", 0.7}, {"B", kNone}, {"C", 0.1}, {"D", kNone}}, std::set<std::string>{"A"}),
+      // gold D unknown: outside the list and not sampled
+      op_draw("D", "A", {{"A", 0.5}, {"B", 0.2}, {"C", 0.1}, {"D", kNone}}, std::set<std::string>{"A", "B", "C"}),
+      // gold A listed AND sampled
+      op_draw("A", "A", {{"A", 0.8}, {"B", 0.1}, {"C", kNone}, {"D", kNone}}, std::set<std::string>{"A", "B"}),
+  };
+  const auto rows = compute_option_probs(d);
+  ASSERT_EQ(rows.size(), 1u);
+  const auto& r = rows[0];
+  EXPECT_EQ(r.gold_known, 3);
+  EXPECT_EQ(r.gold_known_answered, 2);
+  EXPECT_NEAR(*r.mean_gold_prob, (0.3 + 0.1 + 0.8) / 3, 1e-15);
+  EXPECT_EQ(*r.gold_listed, 2);
+  EXPECT_EQ(*r.gold_sampled_only, 1);
+  EXPECT_NEAR(*r.mean_gold_prob_listed, (0.3 + 0.8) / 2, 1e-15);
+  const auto j = option_prob_row_to_json(r);
+  EXPECT_EQ(j["gold_listed"], 2);
+  EXPECT_EQ(j["gold_unknown"], 1);
+  EXPECT_EQ(j["argmax_undefined"], 0);
+
+  // One draw of the cell without its listed letters: the listed figures are not given.
+  d.push_back(op_draw("A", "A", {{"A", 0.9}, {"B", 0.05}, {"C", kNone}, {"D", kNone}}));
+  const auto mixed = compute_option_probs(d);
+  EXPECT_EQ(mixed[0].listed_recorded, 4);
+  EXPECT_FALSE(mixed[0].gold_listed.has_value());
+  EXPECT_FALSE(mixed[0].mean_gold_prob_listed.has_value());
+  EXPECT_TRUE(option_prob_row_to_json(mixed[0])["mean_gold_prob_listed"].is_null());
+  const auto w = option_prob_warnings(mixed);
+  ASSERT_EQ(w.size(), 1u) << ::testing::PrintToString(w);
+  EXPECT_NE(w[0].find("do not record which letters the top list carried"), std::string::npos) << w[0];
+}
+
+TEST(OptionProbs, ConstraintIgnoredDrawsAreWarnedAbout) {
+  const std::set<std::string> ab{"A", "B"};
+  std::vector<OptionProbDraw> d = {
+      op_draw("A", "A", {{"A", 0.5}, {"B", 0.3}}, ab, true),
+      op_draw("A", "A", {{"A", 0.5}, {"B", 0.3}}, ab, true),
+      op_draw("A", "B", {{"A", 0.5}, {"B", 0.3}}, ab, false),
+  };
+  const auto rows = compute_option_probs(d);
+  EXPECT_EQ(rows[0].constraint_ignored, 2);
+  const auto w = option_prob_warnings(rows);
+  ASSERT_EQ(w.size(), 1u) << ::testing::PrintToString(w);
+  EXPECT_NE(w[0].find("subject 's': 2 of 3 draws carry top_logprobs_ignore_constraint"), std::string::npos) << w[0];
+  EXPECT_NE(w[0].find("BEFORE that constraint"), std::string::npos) << w[0];
+  d[0].ignores_constraint = d[1].ignores_constraint = false;
+  EXPECT_TRUE(option_prob_warnings(compute_option_probs(d)).empty());
 }
 
 TEST(OptionProbs, ShownLettersFollowEachCondition) {
@@ -214,6 +345,91 @@ TEST(OptionProbs, SimOverHttpRunReportsOptionProbabilities) {
       EXPECT_LE(r["mean_gold_prob"].get<double>(), 1.0);
     }
   }
+}
+
+// Through the store: the runner records extra.answer_token {listed, top_logprobs_ignore_
+// constraint}; analyze reads both, and the warnings land in analyses.option_probs.warnings.
+TEST(OptionProbs, AnswerTokenRecordReachesTheAnalysisAndItsWarnings) {
+  TempDir dir;
+  auto store = filled_store(dir / "s.sqlite", 3);
+  const nlohmann::json opts = {{"A", "a"}, {"B", "b"}, {"C", "c"}, {"D", "d"}};
+  // condition "g": gold B; the pre-grammar top list carried no letter, only the sampled one is known.
+  for (int rep = 0; rep < 3; ++rep) {
+    const std::string letter = rep == 1 ? "A" : "B";
+    nlohmann::json probs = {{"A", kUnknown}, {"B", kUnknown}, {"C", kUnknown}, {"D", kUnknown}};
+    probs[letter] = 3.5e-05;
+    Draw d = draw("m", "q1", "g", rep, DrawStatus::kOk, letter, probs);
+    d.extra["answer_token"] = {{"position", 1}, {"token", letter}, {"prob", 3.5e-05}, {"listed", nlohmann::json::array()},
+                               {"top_logprobs_ignore_constraint", true}};
+    ASSERT_TRUE(store->put_draw(d).ok());
+  }
+  AnalyzeOptions ao;
+  ao.analyses = {{"option_probs", nlohmann::json::object()}};
+  auto res = analyze_store(*store, ao);
+  ASSERT_TRUE(res.ok()) << res.status().to_string();
+  const auto& op = (*res)["analyses"]["option_probs"];
+  const auto* g = row_of(op["rows"], "g");
+  ASSERT_NE(g, nullptr) << op.dump(2);
+  EXPECT_EQ((*g)["draws"], 3);
+  EXPECT_EQ((*g)["argmax_defined"], 0);
+  EXPECT_EQ((*g)["argmax_undefined"], 3);
+  EXPECT_TRUE((*g)["argmax_match_share"].is_null());
+  EXPECT_EQ((*g)["gold_known"], 2);
+  EXPECT_EQ((*g)["gold_known_answered"], 2);
+  EXPECT_EQ((*g)["gold_listed"], 0);
+  EXPECT_EQ((*g)["gold_sampled_only"], 2);
+  EXPECT_TRUE((*g)["mean_gold_prob_listed"].is_null());
+  EXPECT_EQ((*g)["constraint_ignored"], 3);
+  const std::string warnings = op["warnings"].dump();
+  EXPECT_NE(warnings.find("3 of 8 draws carry top_logprobs_ignore_constraint"), std::string::npos) << warnings;
+  EXPECT_NE(warnings.find("known only because the model wrote the gold letter"), std::string::npos) << warnings;
+}
+
+// Tester s10 finding 7 (d): `option_probs` in a study file's analyses was an unknown key.
+// Listed there it gives what `analyze --analysis option_probs` gives.
+TEST(OptionProbs, StudyFileAnalysesAcceptOptionProbsWithTheSameResultAsTheCommandLine) {
+  auto server = SimServer::start(SimParams{}, 0);
+  ASSERT_TRUE(server.ok()) << server.status().to_string();
+  TempDir dir;
+  const std::string head = "name: lp\nseed: 3\ntask: mcq\ndataset:\n  format: medqa\n  path: " +
+                           std::string(NF_SOURCE_DIR) +
+                           "/data/sample-mcq.jsonl\nsubjects:\n  - name: h\n    backend: openai\n    model: sim-mcq-1\n"
+                           "    base_url: " + (*server)->base_url() +
+                           "\n    logprobs: 2\n    concurrency: 4\nconditions: [none]\nconfigs:\n"
+                           "  temperature: [0.7]\nreplicates: 2\n";
+  auto study = parse_study(head + "analyses:\n  floor: {}\n  option_probs: {subjects: [h]}\n", dir / "lp.yaml");
+  ASSERT_TRUE(study.ok()) << study.status().to_string();
+  ASSERT_EQ(study->analyses.size(), 2u);
+  EXPECT_EQ(study->analyses[1].name, "option_probs");
+  EXPECT_EQ(study->analyses[1].options, (nlohmann::json{{"subjects", {"h"}}}));
+  auto store = Store::open(dir / "s.sqlite");
+  ASSERT_TRUE(store.ok());
+  RunOptions ro;
+  ro.progress = false;
+  auto sum = run_study(*study, **store, ro);
+  ASSERT_TRUE(sum.ok()) << sum.status().to_string();
+  ASSERT_GT(sum->ok, 0);
+  auto from_study = analyze_store(**store, AnalyzeOptions{});
+  ASSERT_TRUE(from_study.ok()) << from_study.status().to_string();
+  AnalyzeOptions cli;
+  cli.analyses = {{"option_probs", nlohmann::json::object()}};
+  auto from_cli = analyze_store(**store, cli);
+  ASSERT_TRUE(from_cli.ok()) << from_cli.status().to_string();
+  const auto& a = (*from_study)["analyses"];
+  ASSERT_TRUE(a.contains("option_probs")) << a.dump(2);
+  EXPECT_FALSE(a["option_probs"]["rows"].empty());
+  EXPECT_EQ(a["option_probs"], (*from_cli)["analyses"]["option_probs"]);
+  EXPECT_TRUE(a.contains("floor"));
+
+  // The option's subject names are checked against the study's subjects, with the line.
+  auto bad = parse_study(head + "analyses:\n  option_probs:\n    subjects: [h, nobody]\n", dir / "bad.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("bad.yaml:20: analyses.option_probs.subjects: 'nobody' is not a subject"),
+            std::string::npos)
+      << bad.status().message();
+  auto typo = parse_study(head + "analyses:\n  option_probs: {subject: [h]}\n", dir / "typo.yaml");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.status().message().find("analyses.option_probs"), std::string::npos) << typo.status().message();
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 #include <tuple>
+#include <unordered_set>
 
 #include "common/pg.h"
 #include "store/store.h"
@@ -328,6 +329,42 @@ JudgmentRow vote(const std::string& subject, const std::string& item, const std:
   r.label = label;
   r.status = label ? "ok" : "api_error";
   return r;
+}
+
+// `run --refresh` keeps its record in meta and finds the draws it marked (runner.h
+// RunSummary::Refresh; tester s10 finding 13): the same answers from both stores.
+TEST_P(StoreContract, MetaValuesAndRefreshedKeys) {
+  auto unset = store_->meta_value("refresh");
+  ASSERT_TRUE(unset.ok()) << unset.status().message();
+  EXPECT_FALSE(unset->has_value());
+  ASSERT_TRUE(store_->set_meta_value("refresh", "{\"id\": \"r1\"}").ok());
+  ASSERT_TRUE(store_->set_meta_value("refresh", "{\"id\": \"r2\"}").ok());  // an upsert
+  auto set = store_->meta_value("refresh");
+  ASSERT_TRUE(set.ok());
+  EXPECT_EQ(set->value_or(""), "{\"id\": \"r2\"}");
+  for (const char* own : {"schema_version", "created_by", "tool_version", ""})
+    EXPECT_EQ(store_->set_meta_value(own, "x").code(), StatusCode::kInvalidArgument) << own;
+  auto version = store_->meta_value("schema_version");
+  ASSERT_TRUE(version.ok());
+  EXPECT_NE(version->value_or("x"), "x");
+
+  Draw a = sample_draw("m", "q1", "none", "default", 0);
+  a.extra = {{"refresh", "r2"}};
+  Draw b = sample_draw("m", "q2", "none", "default", 0);
+  b.extra = {{"refresh", "r1"}};
+  Draw c = sample_draw("m", "q3", "none", "default", 0);  // no mark
+  Draw e = sample_draw("m", "q4", "none", "default", 0);  // marked, but failed at the API
+  e.extra = {{"refresh", "r2"}};
+  e.status = DrawStatus::kApiError;
+  e.error = "down";
+  e.outcomes.clear();
+  for (const Draw* d : {&a, &b, &c, &e}) ASSERT_TRUE(store_->put_draw(*d).ok()) << d->key.to_string();
+  auto keys = store_->refreshed_keys("r2");
+  ASSERT_TRUE(keys.ok()) << keys.status().message();
+  EXPECT_EQ(*keys, (std::unordered_set<std::string>{a.key.to_string()}));
+  auto none = store_->refreshed_keys("r3");
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
 }
 
 TEST_P(StoreContract, JudgmentsRoundTripInByteOrder) {
