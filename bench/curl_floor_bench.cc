@@ -97,6 +97,20 @@ struct Loop {
     return e;
   }
 
+  // Makes the loop's easy handles and starts a request on each while requests remain;
+  // returns how many were started.
+  int start_transfers(curl_slist* headers, std::vector<CURL*>& easies) {
+    int started = 0;
+    for (int i = 0; i < transfers; ++i) {
+      easies.push_back(make_easy(headers));
+      if (remaining->fetch_sub(1) > 0) {
+        curl_multi_add_handle(multi, easies.back());
+        ++started;
+      }
+    }
+    return started;
+  }
+
   // Counts finished transfers and starts the next request on each freed handle; returns
   // how many were started.
   int reap() {
@@ -126,14 +140,7 @@ struct Loop {
     curl_multi_setopt(multi, CURLMOPT_TIMERDATA, this);
     curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
     std::vector<CURL*> easies;
-    int running = 0;
-    for (int i = 0; i < transfers; ++i) {
-      easies.push_back(make_easy(headers));
-      if (remaining->fetch_sub(1) > 0) {
-        curl_multi_add_handle(multi, easies.back());
-        ++running;
-      }
-    }
+    int running = start_transfers(headers, easies);
     // The loop's own count of transfers in flight decides when it is done (libcurl's
     // running count is only updated by the next socket_action after a handle is added).
     long active = running;
@@ -165,14 +172,7 @@ struct Loop {
     multi = curl_multi_init();
     curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
     std::vector<CURL*> easies;
-    int running = 0;
-    for (int i = 0; i < transfers; ++i) {
-      easies.push_back(make_easy(headers));
-      if (remaining->fetch_sub(1) > 0) {
-        curl_multi_add_handle(multi, easies.back());
-        ++running;
-      }
-    }
+    int running = start_transfers(headers, easies);
     while (running > 0) {
       curl_multi_perform(multi, &running);
       running += reap();
