@@ -46,7 +46,8 @@ bool floor_upper_bound(const nlohmann::json& f, double level, double* high, std:
   note->clear();
   if (!number(f, "ci_high", high)) return false;
   double low = 0, rate = 0, clusters = 0, wilson = 0;
-  const bool degenerate = f.value("degenerate", false) || (number(f, "ci_low", &low) && low == *high);
+  const bool flagged = f.contains("degenerate") && f["degenerate"].is_boolean() && f["degenerate"].get<bool>();
+  const bool degenerate = flagged || (number(f, "ci_low", &low) && low == *high);
   if (!degenerate) return true;
   if (number(f, "rate", &rate) && rate == 0 && number(f, "clusters", &clusters) && clusters >= 1) {
     auto w = stats::wilson(0, static_cast<int64_t>(clusters), level);
