@@ -138,9 +138,11 @@ Status check_stored_draws_match(const Study& study, const std::vector<TaskItem>&
 Status check_store_holds_this_study(const Study& study, Store& store) {
   auto rec = store.get_study();
   if (!rec.ok()) return rec.status().code() == StatusCode::kNotFound ? Status::Ok() : rec.status();
+  const bool imported = rec->hash.empty();
+  if (!imported && rec->name == study.name) return Status::Ok();  // the common resume: no count
   NF_ASSIGN_OR_RETURN(int64_t n, store.draw_count());
   if (n == 0) return Status::Ok();
-  if (rec->hash.empty())
+  if (imported)
     return FailedPrecondition(fmt::format(
         "{}: the store holds {} draw{} written by an import (`noisefloor import ...`), not made by a study: "
         "running study '{}' into it would mix its draws with them, and the report would count both as one study. "

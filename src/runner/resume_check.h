@@ -45,7 +45,8 @@ Status check_stored_draws_match(const Study& study, const std::vector<TaskItem>&
 /// others would stay beside them). A store without a study record or without draws passes.
 /// Returns FailedPrecondition (exit 2) naming the store, how many draws it holds and whose,
 /// and the way out (a new store; for a renamed study, its old name); the store's read
-/// errors otherwise. Cost: the study record and one count of the draws.
+/// errors otherwise. Cost: the study record; a count of the draws only when the record is
+/// an import's or another study's.
 Status check_store_holds_this_study(const Study& study, Store& store);
 
 }  // namespace nf
