@@ -148,6 +148,12 @@ class Res {
   std::unique_ptr<PGresult, void (*)(PGresult*)> r_;
 };
 
+// The draw key in columns col..col+4 (subject, item, condition, config, replicate) of row 0.
+DrawKey key_at(const Res& r, int col) {
+  return DrawKey{r.str(0, col), r.str(0, col + 1), r.str(0, col + 2), r.str(0, col + 3),
+                 static_cast<int>(r.int64(0, col + 4))};
+}
+
 }  // namespace
 
 struct PgStore::Conn {
@@ -992,11 +998,19 @@ class PgStagedImport final : public Store::StagedImport {
                                                      "s.replicate, d.status FROM nf_import_draws s JOIN draws d ON {} "
                                                      "WHERE d.status <> 'api_error' ORDER BY s.seq LIMIT 1",
                                                      kStageKeyJoin)));
+    // A problem row of the queries below: seq, line, first_line in columns 0-2, the key at key_col.
+    const auto problem_at = [](const Res& r, int key_col) {
+      Problem q;
+      q.seq = r.int64(0, 0);
+      q.line = r.int64(0, 1);
+      q.first_line = r.int64(0, 2);
+      q.key = key_at(r, key_col);
+      return q;
+    };
     Problem p;
     if (stored.rows() > 0) {
       p.seq = stored.int64(0, 0);
-      p.key = DrawKey{stored.str(0, 1), stored.str(0, 2), stored.str(0, 3), stored.str(0, 4),
-                      static_cast<int>(stored.int64(0, 5))};
+      p.key = key_at(stored, 1);
       p.stored = AlreadyExists(
           fmt::format("store {}: draw {} is already stored with status {}", name_, p.key.to_string(), stored.str(0, 6)));
       NF_ASSIGN_OR_RETURN(Res l, exec(c_, "import: stored draws", "SELECT line FROM nf_import WHERE seq = $1",
@@ -1019,13 +1033,9 @@ class PgStagedImport final : public Store::StagedImport {
                        "seq)) x WHERE n >= 2 AND (status <> first_status OR first_status <> 'ok') ORDER BY seq LIMIT 1",
                        {num(p.seq > 0 ? p.seq : std::numeric_limits<int64_t>::max())}));
       if (st.rows() > 0) {
-        p = Problem{};
-        p.seq = st.int64(0, 0);
-        p.line = st.int64(0, 1);
-        p.first_line = st.int64(0, 2);
+        p = problem_at(st, 5);
         p.status = st.str(0, 3);
         p.first_status = st.str(0, 4);
-        p.key = DrawKey{st.str(0, 5), st.str(0, 6), st.str(0, 7), st.str(0, 8), static_cast<int>(st.int64(0, 9))};
       }
     }
     if (write && p.seq == 0) {
@@ -1054,11 +1064,7 @@ class PgStagedImport final : public Store::StagedImport {
                                       "ORDER BY seq)) x WHERE n = 2 ORDER BY seq LIMIT 1",
                                       {num(p.seq > 0 ? p.seq : std::numeric_limits<int64_t>::max())}));
     if (dup.rows() > 0) {
-      p = Problem{};
-      p.seq = dup.int64(0, 0);
-      p.line = dup.int64(0, 1);
-      p.first_line = dup.int64(0, 2);
-      p.key = DrawKey{dup.str(0, 3), dup.str(0, 4), dup.str(0, 5), dup.str(0, 6), static_cast<int>(dup.int64(0, 7))};
+      p = problem_at(dup, 3);
       p.outcome = dup.str(0, 8);
     }
     if (write && p.seq == 0)
